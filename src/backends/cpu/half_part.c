@@ -239,7 +239,8 @@ static int hp_norm_bw(void *ctx, const tb_op *op, tb_dtype dt, int isa,
             dt == TB_BF16 && isa >= TB_ISA_AVX512BF16
                 ? tb_cpu_norm_bw_chunks_bf16_avx512bf16() :
 #endif
-                tb_cpu_norm_bw_chunks_avx512(dt));
+                tb_cpu_norm_bw_chunks_avx512(dt),
+            tb_cpu_norm_bw_sum_avx512);
 #else
     (void)ctx, (void)op, (void)dt, (void)isa, (void)f32, (void)in;
     (void)out, (void)p;

@@ -1,6 +1,8 @@
 /* The normalization gradients' driver (norm_c.c), shared by the rows of
- * every level: the rows are split into NORM_BW_CHUNKS chunks, a number
- * fixed by the shape alone; chunk c of nch covers rows [c * rows / nch,
+ * every level: the rows are split into nch chunks, a number fixed by the
+ * shape alone (NORM_BW_CHUNKS, or one per NORM_BW_CHUNK_ROWS rows where
+ * that is fewer: the chunks' sums cost D each, and a chunk of 1 row
+ * spends more on them than on its row); chunk c covers rows [c * rows / nch,
  * (c + 1) * rows / nch) and writes its dw (and db) partial sums to part
  * + c * np * D; the driver adds the chunks in order, so dw and db are
  * the same bits at any thread count.  bf16/f16 (half_part.c's fused
@@ -12,6 +14,7 @@
 #include "cpu_internal.h"
 
 #define NORM_BW_CHUNKS 64
+#define NORM_BW_CHUNK_ROWS 8
 
 typedef struct {
     const tb_tensor *in; /* g, x, w */
@@ -23,12 +26,25 @@ typedef struct {
     const float *w32; /* f32, bf16, f16: w in f32 (widened once) */
 } tb_cpu_norm_bw_job;
 
+/* dw (i 0) or db (i 1) of j's partial sums (f64's for f64, f32's for
+ * the others) into o[0..D) of that type: per column 0 + chunk 0's +
+ * chunk 1's ... in chunk order, the bits of the driver's own loop. */
+typedef void (*tb_cpu_norm_bw_sum_fn)(const tb_cpu_norm_bw_job *j, int i,
+                                      void *o);
+
 /* Runs layer_norm_backward or rms_norm_backward in dt with chunks (a
  * tb_cpu_task_fn over the chunks: part and nparts of
- * tb_cpu_norm_bw_job's nch). */
+ * tb_cpu_norm_bw_job's nch) and sum (NULL: the driver's portable
+ * loop). */
 int tb_cpu_norm_bw_run(void *ctx, tb_op_id id, tb_dtype dt,
                        const tb_tensor *in, tb_tensor *out,
-                       const tb_params *p, tb_cpu_task_fn chunks);
+                       const tb_params *p, tb_cpu_task_fn chunks,
+                       tb_cpu_norm_bw_sum_fn sum);
+
+/* The f32 sum at the avx512 level (norm_avx512.c): 64 columns at a
+ * time in registers over the chunks. */
+void tb_cpu_norm_bw_sum_avx512(const tb_cpu_norm_bw_job *j, int i,
+                               void *o);
 
 /* The chunks of norm_avx512.c's rows for dt (f32, bf16, f16): g, x, w
  * of dt widened in registers, dx narrowed as stored. */

@@ -364,138 +364,242 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
  * norm_avx512bf16.c (bf16 narrowed by vcvtne2ps2bf16); a row's scalars
  * from its sums by one function for every instance (norm_avx512.c), so
  * they round alike. */
+/* rows per quad (nb_chunk's unit) and the L1 bytes two quads' x and g
+ * may take (fewer rows a quad where a row is longer) */
+#define NB_Q 4
+#define NB_L1_BYTES 32768
+/* a quad's rows' scalars, lane i row i: the shift c, the mean m of x -
+ * c, rstd, and with a = mean(gh) (0 for rms_norm) and b = mean(gh xh):
+ * q = rstd (rstd b) and na = -(rstd a), so that dx = rstd (gh - a - xh
+ * b) = (g rstd) w - q (x - c - m) + na and dw += (g rstd) (x - c - m):
+ * 4 multiplies or FMAs a vector (nb_qdx), where the form as written
+ * takes 5 */
 typedef struct {
-    float m, rstd, a, b;
-} nb_row;
-bool tb_cpu_nb_finish(bool rms, float inv_n, float eps, float s1, float s2,
-                      float sg, float sgd, bool again, nb_row *o);
+    float c[NB_Q], m[NB_Q], rstd[NB_Q], q[NB_Q], na[NB_Q];
+} nb_grp;
+/* o's m, rstd, q, na from each row's sums t[i] = {sum d, sum d^2, sum gh,
+ * sum gh d} (d = x - c; rms: c = 0 and no sums of d and gh), all NB_Q
+ * lanes (the unused lanes' t zero); returns the lanes whose sums lost
+ * more than 2 bits (again set, layer_norm: m s1 > 3/4 s2), to be summed
+ * again about c + m (tb_cpu_nb_shift) and finished with again unset.
+ * One function for every instance, so their rows round alike. */
+unsigned tb_cpu_nb_finish4(bool rms, float inv_n, float eps,
+                           const float (*t)[4], bool again, nb_grp *o);
 float tb_cpu_nb_shift(float c, float m);
+/* the sums of four vectors' lanes: {sum a, sum b, sum c, sum d} */
+static inline __m128 nb_hsum4(__m512 a, __m512 b, __m512 c, __m512 d)
+{
+#define NB_HALVES(v)                                                      \
+    _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1))
+    const __m256 p = _mm256_hadd_ps(NB_HALVES(a), NB_HALVES(b));
+    const __m256 q = _mm256_hadd_ps(NB_HALVES(c), NB_HALVES(d));
+#undef NB_HALVES
+    const __m256 r = _mm256_hadd_ps(p, q);
+    return _mm_add_ps(_mm256_castps256_ps128(r), _mm256_extractf128_ps(r, 1));
+}
+static inline __mmask16 nb_mask(int64_t D, int64_t k)
+{
+    return D - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (D - k)) - 1);
+}
 
+/* The loops are bound by Zen 4's one 512-bit load a cycle (a broadcast
+ * from memory counts as one, a store takes two cycles): a quad of rows
+ * goes column by column, w loaded once for its rows, each row's scalars
+ * in registers, dw and db in registers across the quad; per vector 2.25
+ * loads for the sums and 2.75 for dx and 1.5 stores.  The quads are
+ * pipelined: quad j's sums, its scalars, then quad j - 1's dx, so that
+ * the scalars' latency (sums folded, a square root, a division) runs
+ * beside the next quad's loop. */
 #define NB_ROWS(DT, ES)                                                     \
-    /* the sums of d, d^2, gh, gh d over the row (rms: c = 0, no sum of \
-     * d) */                                                              \
-    static inline __attribute__((always_inline)) void nb_sums_##DT(      \
-        bool rms, const void *xr, const void *gr, const void *w,          \
-        int64_t D, float c, float *t)                                     \
+    /* lanes mk from k of the quad's n rows' sums (row i at xr + i D,   \
+     * gr + i D; rms: c = 0, no sums of d and gh) */                    \
+    static inline __attribute__((always_inline)) void nb_qstep_##DT(     \
+        bool rms, const char *xr, const char *gr, const float *w,         \
+        int64_t D, int n, int64_t k, __mmask16 mk, const __m512 *vc,      \
+        __m512 *a1, __m512 *a2, __m512 *ag, __m512 *ad)                   \
     {                                                                     \
-        const __m512 vc = _mm512_set1_ps(c), z = _mm512_setzero_ps();     \
-        __m512 a1[2] = {z, z}, a2[2] = {z, z}, ag[2] = {z, z};            \
-        __m512 ad[2] = {z, z};                                            \
-        int64_t k = 0;                                                    \
-        for (; k + 32 <= D; k += 32)                                      \
-            for (int u = 0; u < 2; u++) {                                 \
-                const int64_t i = k + 16 * u;                             \
-                const __m512 x = nb_ld_##DT(xr, i, 0xffff);               \
-                const __m512 d = rms ? x : _mm512_sub_ps(x, vc);          \
-                const __m512 gh = _mm512_mul_ps(nb_ld_##DT(gr, i, 0xffff), \
-                                                nb_ld_f32(w, i, 0xffff)); \
-                if (!rms) {                                               \
-                    a1[u] = _mm512_add_ps(a1[u], d);                      \
-                    ag[u] = _mm512_add_ps(ag[u], gh);                     \
-                }                                                         \
-                a2[u] = _mm512_fmadd_ps(d, d, a2[u]);                     \
-                ad[u] = _mm512_fmadd_ps(gh, d, ad[u]);                    \
-            }                                                             \
-        for (; k < D; k += 16) { /* (at most 2: 16 lanes, the tail) */    \
-            const __mmask16 mk = D - k >= 16 ? (__mmask16)0xffff          \
-                                             : (__mmask16)((1u << (D - k)) - 1); \
-            const __m512 x = nb_ld_##DT(xr, k, mk);                       \
-            const __m512 d = rms ? x : _mm512_maskz_sub_ps(mk, x, vc);    \
-            const __m512 gh = _mm512_mul_ps(nb_ld_##DT(gr, k, mk),        \
-                                            nb_ld_f32(w, k, mk));        \
+        const __m512 wv = nb_ld_f32(w, k, mk);                            \
+        for (int i = 0; i < n; i++) {                                     \
+            const int64_t o = i * D * ES;                                 \
+            const __m512 x = nb_ld_##DT(xr + o, k, mk);                   \
+            const __m512 d = rms            ? x                           \
+                             : mk == 0xffff ? _mm512_sub_ps(x, vc[i])     \
+                                            : _mm512_maskz_sub_ps(mk, x, vc[i]); \
+            const __m512 gh = _mm512_mul_ps(nb_ld_##DT(gr + o, k, mk), wv); \
             if (!rms) {                                                   \
-                a1[0] = _mm512_add_ps(a1[0], d);                          \
-                ag[0] = _mm512_add_ps(ag[0], gh);                         \
+                a1[i] = _mm512_add_ps(a1[i], d);                          \
+                ag[i] = _mm512_add_ps(ag[i], gh);                         \
             }                                                             \
-            a2[0] = _mm512_fmadd_ps(d, d, a2[0]);                         \
-            ad[0] = _mm512_fmadd_ps(gh, d, ad[0]);                        \
+            a2[i] = _mm512_fmadd_ps(d, d, a2[i]);                         \
+            ad[i] = _mm512_fmadd_ps(gh, d, ad[i]);                        \
         }                                                                 \
-        t[0] = _mm512_reduce_add_ps(_mm512_add_ps(a1[0], a1[1]));         \
-        t[1] = _mm512_reduce_add_ps(_mm512_add_ps(a2[0], a2[1]));         \
-        t[2] = _mm512_reduce_add_ps(_mm512_add_ps(ag[0], ag[1]));         \
-        t[3] = _mm512_reduce_add_ps(_mm512_add_ps(ad[0], ad[1]));         \
     }                                                                     \
-    /* lanes mk of row r's dx from k, dw += g xh, db += g */             \
-    static inline __attribute__((always_inline)) void nb_dx16_##DT(      \
-        bool rms, const void *xr, const void *gr, const void *w, void *dr, \
-        int64_t k, __mmask16 mk, __m512 vc, __m512 vm, __m512 vr,         \
-        __m512 va, __m512 vb, float *pw, float *pb)                       \
+    /* the quad's sums about c[i]: t[i] = {sum d, sum d^2, sum gh, sum   \
+     * gh d} (n a constant where inlined: the rows' accumulators in      \
+     * registers) */                                                      \
+    static inline __attribute__((always_inline)) void nb_qsumsn_##DT(    \
+        bool rms, const char *xr, const char *gr, const float *w,         \
+        int64_t D, int n, const float *c, float (*t)[4])                  \
     {                                                                     \
-        const __m512 xv = nb_ld_##DT(xr, k, mk);                          \
-        const __m512 gv = nb_ld_##DT(gr, k, mk);                          \
-        const __m512 xh =                                                 \
-            rms ? _mm512_mul_ps(xv, vr)                                   \
-                : _mm512_mul_ps(_mm512_sub_ps(_mm512_sub_ps(xv, vc), vm), vr); \
-        const __m512 gh = _mm512_mul_ps(gv, nb_ld_f32(w, k, mk));        \
-        const __m512 tt = rms ? gh : _mm512_sub_ps(gh, va);               \
-        nb_st_##DT(dr, k, mk, _mm512_mul_ps(vr, _mm512_fnmadd_ps(xh, vb, tt))); \
-        nb_st_f32(pw, k, mk, _mm512_fmadd_ps(gv, xh, nb_ld_f32(pw, k, mk))); \
-        if (!rms)                                                         \
-            nb_st_f32(pb, k, mk, _mm512_add_ps(nb_ld_f32(pb, k, mk), gv)); \
-    }                                                                     \
-    /* row r's dx, dw += g xh, db += g */                                \
-    static inline __attribute__((always_inline)) void nb_dx_##DT(        \
-        bool rms, const void *xr, const void *gr, const void *w, void *dr, \
-        int64_t D, float c, const nb_row *s, float *pw, float *pb)        \
-    {                                                                     \
-        const __m512 vc = _mm512_set1_ps(c), vm = _mm512_set1_ps(s->m);   \
-        const __m512 vr = _mm512_set1_ps(s->rstd);                        \
-        const __m512 va = _mm512_set1_ps(s->a), vb = _mm512_set1_ps(s->b); \
+        const __m512 z = _mm512_setzero_ps();                             \
+        __m512 vc[NB_Q], a1[NB_Q], a2[NB_Q], ag[NB_Q], ad[NB_Q];          \
+        for (int i = 0; i < NB_Q; i++) {                                  \
+            vc[i] = _mm512_set1_ps(c[i]);                                 \
+            a1[i] = a2[i] = ag[i] = ad[i] = z;                            \
+        }                                                                 \
         int64_t k = 0;                                                    \
         for (; k + 16 <= D; k += 16)                                      \
-            nb_dx16_##DT(rms, xr, gr, w, dr, k, 0xffff, vc, vm, vr, va, vb, \
-                         pw, pb);                                         \
+            nb_qstep_##DT(rms, xr, gr, w, D, n, k, 0xffff, vc, a1, a2, ag, \
+                          ad);                                            \
         if (k < D)                                                        \
-            nb_dx16_##DT(rms, xr, gr, w, dr, k,                           \
-                         (__mmask16)((1u << (D - k)) - 1), vc, vm, vr, va, \
-                         vb, pw, pb);                                     \
+            nb_qstep_##DT(rms, xr, gr, w, D, n, k, nb_mask(D, k), vc, a1, \
+                          a2, ag, ad);                                    \
+        for (int i = 0; i < n; i++)                                       \
+            _mm_storeu_ps(t[i], nb_hsum4(a1[i], a2[i], ag[i], ad[i]));    \
     }                                                                     \
+    static inline __attribute__((always_inline)) void nb_qsums_##DT(     \
+        bool rms, const char *xr, const char *gr, const float *w,         \
+        int64_t D, int n, const float *c, float (*t)[4])                  \
+    {                                                                     \
+        switch (n) {                                                      \
+        case 4: nb_qsumsn_##DT(rms, xr, gr, w, D, 4, c, t); break;        \
+        case 3: nb_qsumsn_##DT(rms, xr, gr, w, D, 3, c, t); break;        \
+        case 2: nb_qsumsn_##DT(rms, xr, gr, w, D, 2, c, t); break;        \
+        default: nb_qsumsn_##DT(rms, xr, gr, w, D, 1, c, t); break;       \
+        }                                                                 \
+    }                                                                     \
+    /* lanes mk of dx from k of the quad's n rows (nb_grp's form, its    \
+     * scalars in registers) and of the chunk's dw and db there: per row  \
+     * dx, dw += g xh and db += g in registers (rows in order), stored  \
+     * once (first: the chunk's first quad, from 0) */                    \
+    static inline __attribute__((always_inline)) void nb_qdxs_##DT(      \
+        bool rms, const char *xr, const char *gr, const float *w,         \
+        char *dr, int64_t D, int n, int64_t k, __mmask16 mk,              \
+        const __m512 *vc, const __m512 *vm, const __m512 *vr,             \
+        const __m512 *vq, const __m512 *vna, bool first, float *pw,       \
+        float *pb)                                                        \
+    {                                                                     \
+        const __m512 wv = nb_ld_f32(w, k, mk);                            \
+        __m512 dw = first ? _mm512_setzero_ps() : nb_ld_f32(pw, k, mk);   \
+        __m512 db = first || rms ? _mm512_setzero_ps()                    \
+                                 : nb_ld_f32(pb, k, mk);                  \
+        for (int i = 0; i < n; i++) {                                     \
+            const int64_t o = i * D * ES;                                 \
+            const __m512 xv = nb_ld_##DT(xr + o, k, mk);                  \
+            const __m512 gv = nb_ld_##DT(gr + o, k, mk);                  \
+            const __m512 dm =                                             \
+                rms ? xv : _mm512_sub_ps(_mm512_sub_ps(xv, vc[i]), vm[i]); \
+            const __m512 gr_ = _mm512_mul_ps(gv, vr[i]);                  \
+            const __m512 u = _mm512_fnmadd_ps(dm, vq[i], vna[i]);         \
+            nb_st_##DT(dr + o, k, mk, _mm512_fmadd_ps(gr_, wv, u));       \
+            dw = _mm512_fmadd_ps(gr_, dm, dw);                            \
+            if (!rms)                                                     \
+                db = _mm512_add_ps(db, gv);                               \
+        }                                                                 \
+        nb_st_f32(pw, k, mk, dw);                                         \
+        if (!rms)                                                         \
+            nb_st_f32(pb, k, mk, db);                                     \
+    }                                                                     \
+    static inline __attribute__((always_inline)) void nb_qdxn_##DT(      \
+        bool rms, const char *xr, const char *gr, const float *w,         \
+        char *dr, int64_t D, int n, const nb_grp *s, bool first,          \
+        float *pw, float *pb)                                             \
+    {                                                                     \
+        __m512 vc[NB_Q], vm[NB_Q], vr[NB_Q], vq[NB_Q], vna[NB_Q];         \
+        for (int i = 0; i < NB_Q; i++) {                                  \
+            vc[i] = _mm512_set1_ps(s->c[i]);                              \
+            vm[i] = _mm512_set1_ps(s->m[i]);                              \
+            vr[i] = _mm512_set1_ps(s->rstd[i]);                           \
+            vq[i] = _mm512_set1_ps(s->q[i]);                              \
+            vna[i] = rms ? _mm512_set1_ps(-0.0f) : _mm512_set1_ps(s->na[i]); \
+        }                                                                 \
+        int64_t k = 0;                                                    \
+        for (; k + 16 <= D; k += 16)                                      \
+            nb_qdxs_##DT(rms, xr, gr, w, dr, D, n, k, 0xffff, vc, vm, vr, \
+                         vq, vna, first, pw, pb);                         \
+        if (k < D)                                                        \
+            nb_qdxs_##DT(rms, xr, gr, w, dr, D, n, k, nb_mask(D, k), vc,  \
+                         vm, vr, vq, vna, first, pw, pb);                 \
+    }                                                                     \
+    static inline __attribute__((always_inline)) void nb_qdx_##DT(       \
+        bool rms, const char *xr, const char *gr, const float *w,         \
+        char *dr, int64_t D, int n, const nb_grp *s, bool first,          \
+        float *pw, float *pb)                                             \
+    {                                                                     \
+        switch (n) {                                                      \
+        case 4: nb_qdxn_##DT(rms, xr, gr, w, dr, D, 4, s, first, pw, pb); break; \
+        case 3: nb_qdxn_##DT(rms, xr, gr, w, dr, D, 3, s, first, pw, pb); break; \
+        case 2: nb_qdxn_##DT(rms, xr, gr, w, dr, D, 2, s, first, pw, pb); break; \
+        default: nb_qdxn_##DT(rms, xr, gr, w, dr, D, 1, s, first, pw, pb); break; \
+        }                                                                 \
+    }                                                                     \
+    /* the quad at row r0 of n rows: its shifts (the mean of each row's  \
+     * first 8 values; 0 for rms_norm), sums and scalars into s */       \
+    static inline __attribute__((always_inline)) void nb_qstats_##DT(    \
+        bool rms, const char *xr, const char *gr, const float *w,         \
+        int64_t D, int n, float inv_n, float eps, nb_grp *s)              \
+    {                                                                     \
+        float t[NB_Q][4] = {{0}};                                         \
+        for (int i = 0; i < NB_Q; i++) {                                  \
+            const char *x = xr + i * D * ES;                              \
+            float cn = 0;                                                 \
+            if (rms || i >= n) {                                          \
+            } else if (D >= 8) {                                          \
+                cn = nz_hsum8(_mm512_castps512_ps256(                     \
+                         nb_ld_##DT(x, 0, 0xff))) * 0.125f;               \
+            } else {                                                      \
+                for (int64_t k = 0; k < D; k++)                           \
+                    cn += nb_get_##DT(x, k);                              \
+                cn /= (float)D;                                           \
+            }                                                             \
+            s->c[i] = cn;                                                 \
+        }                                                                 \
+        nb_qsums_##DT(rms, xr, gr, w, D, n, s->c, t);                     \
+        const unsigned redo =                                             \
+            tb_cpu_nb_finish4(rms, inv_n, eps, t, true, s) &              \
+            ((1u << n) - 1);                                              \
+        if (redo) { /* (rare) */                                          \
+            for (int i = 0; i < n; i++)                                   \
+                if (redo >> i & 1) {                                      \
+                    float c1[NB_Q] = {0};                                 \
+                    c1[0] = s->c[i] = tb_cpu_nb_shift(s->c[i], t[i][0] * inv_n); \
+                    nb_qsums_##DT(rms, xr + i * D * ES, gr + i * D * ES,  \
+                                  w, D, 1, c1, &t[i]);                    \
+                }                                                         \
+            tb_cpu_nb_finish4(rms, inv_n, eps, t, false, s);              \
+        }                                                                 \
+    }                                                                     \
+    /* chunk ch's rows by quads of up to NB_Q (nq: two quads' x and g in \
+     * NB_L1_BYTES): quad j's statistics, then quad j - 1's dx, dw, db */ \
     static inline __attribute__((always_inline)) void nb_chunk_##DT(     \
         const tb_cpu_norm_bw_job *j, bool rms, int64_t ch)                \
     {                                                                     \
-        const void *g = j->in[0].data, *x = j->in[1].data;                \
+        const char *g = j->in[0].data, *x = j->in[1].data;                \
         const float *w = j->w32; /* (f32: w itself) */                    \
-        void *dx = j->out[0].data;                                        \
-        const int64_t D = j->D, es = ES;                                  \
+        char *dx = j->out[0].data;                                        \
+        const int64_t D = j->D, row = D * ES;                             \
         const float inv_n = 1.0f / (float)D, eps = (float)j->eps;         \
         float *pw = (float *)j->part + ch * j->np * D;                    \
         float *pb = rms ? NULL : pw + D;                                  \
-        for (int64_t k = 0; k < j->np * D; k++)                           \
-            pw[k] = 0;                                                    \
         const int64_t r0 = ch * j->rows / j->nch;                         \
         const int64_t r1 = (ch + 1) * j->rows / j->nch;                   \
-        nb_row s = {0, 0, 0, 0}, sn = s;                                  \
-        float c = 0, cn = 0;                                              \
-        /* row r's statistics, then row r - 1's dx: the statistics'      \
-         * scalar latency beside the other row's vector work */           \
-        for (int64_t r = r0; r <= r1; r++) {                              \
-            if (r < r1) {                                                 \
-                const char *xr = (const char *)x + r * D * es;            \
-                const char *gr = (const char *)g + r * D * es;            \
-                float t[4];                                               \
-                cn = 0;                                                   \
-                if (!rms) {                                               \
-                    const int64_t n0 = D < 8 ? D : 8;                     \
-                    for (int64_t k = 0; k < n0; k++)                      \
-                        cn += nb_get_##DT(xr, k);                         \
-                    cn /= (float)n0;                                      \
-                }                                                         \
-                nb_sums_##DT(rms, xr, gr, w, D, cn, t);                   \
-                if (!tb_cpu_nb_finish(rms, inv_n, eps, t[0], t[1], t[2], t[3],   \
-                               true, &sn)) {                              \
-                    cn = tb_cpu_nb_shift(cn, t[0] * inv_n);                      \
-                    nb_sums_##DT(rms, xr, gr, w, D, cn, t);               \
-                    tb_cpu_nb_finish(rms, inv_n, eps, t[0], t[1], t[2], t[3],    \
-                              false, &sn);                                \
-                }                                                         \
-            }                                                             \
-            if (r > r0)                                                   \
-                nb_dx_##DT(rms, (const char *)x + (r - 1) * D * es,       \
-                           (const char *)g + (r - 1) * D * es, w,         \
-                           (char *)dx + (r - 1) * D * es, D, c, &s, pw,   \
-                           pb);                                           \
-            s = sn;                                                       \
-            c = cn;                                                       \
+        int64_t nq = NB_L1_BYTES / (4 * row);                             \
+        nq = nq < 1 ? 1 : nq > NB_Q ? NB_Q : nq;                          \
+        nb_grp s[2];                                                      \
+        int64_t rp = -1; /* the previous quad's first row */              \
+        int np = 0, cur = 0;                                              \
+        for (int64_t r = r0;; r += nq) {                                  \
+            const int n = (int)(r1 - r < nq ? r1 - r : nq);               \
+            if (n > 0)                                                    \
+                nb_qstats_##DT(rms, x + r * row, g + r * row, w, D, n,    \
+                               inv_n, eps, &s[cur]);                      \
+            if (rp >= 0)                                                  \
+                nb_qdx_##DT(rms, x + rp * row, g + rp * row, w,           \
+                            dx + rp * row, D, np, &s[cur ^ 1], rp == r0,  \
+                            pw, pb);                                      \
+            if (n <= 0)                                                   \
+                break;                                                    \
+            rp = r, np = n, cur ^= 1;                                     \
         }                                                                 \
     }                                                                     \
     static void nb_bw_##DT(void *arg, int part, int nparts)               \

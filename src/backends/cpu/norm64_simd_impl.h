@@ -229,13 +229,13 @@ static void n64_bw_part(void *arg, int part, int nparts)
         void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
     {                                                                     \
         return tb_cpu_norm_bw_run(ctx, TB_OP_layer_norm_backward, TB_F64, \
-                                  in, out, p, n64_bw_part);               \
+                                  in, out, p, n64_bw_part, NULL);               \
     }                                                                     \
     int TB_CPU_KFN(rms_norm_backward, f64, lv)(                           \
         void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
     {                                                                     \
         return tb_cpu_norm_bw_run(ctx, TB_OP_rms_norm_backward, TB_F64,   \
-                                  in, out, p, n64_bw_part);               \
+                                  in, out, p, n64_bw_part, NULL);               \
     }
 
 #endif

@@ -250,7 +250,7 @@ int TB_CPU_KFN(layer_norm_backward, f32, avx2)(void *ctx,
                                                const tb_params *p)
 {
     return tb_cpu_norm_bw_run(ctx, TB_OP_layer_norm_backward, TB_F32, in,
-                              out, p, norm_bw_part);
+                              out, p, norm_bw_part, NULL);
 }
 
 int TB_CPU_KFN(rms_norm_backward, f32, avx2)(void *ctx, const tb_tensor *in,
@@ -258,7 +258,7 @@ int TB_CPU_KFN(rms_norm_backward, f32, avx2)(void *ctx, const tb_tensor *in,
                                              const tb_params *p)
 {
     return tb_cpu_norm_bw_run(ctx, TB_OP_rms_norm_backward, TB_F32, in, out,
-                              p, norm_bw_part);
+                              p, norm_bw_part, NULL);
 }
 
 int TB_CPU_KFN(layer_norm, f32, avx2)(void *ctx, const tb_tensor *in,

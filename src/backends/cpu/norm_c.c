@@ -153,7 +153,8 @@ NORM_BW_ROWS(double, norm_bw_f64)
 
 int tb_cpu_norm_bw_run(void *ctx, tb_op_id id, tb_dtype dt,
                        const tb_tensor *in, tb_tensor *out,
-                       const tb_params *p, tb_cpu_task_fn chunks)
+                       const tb_params *p, tb_cpu_task_fn chunks,
+                       tb_cpu_norm_bw_sum_fn sum)
 {
     int rc = tb_cpu_begin_op(ctx, id, dt, in, out, p);
     if (rc)
@@ -174,7 +175,9 @@ int tb_cpu_norm_bw_run(void *ctx, tb_op_id id, tb_dtype dt,
                                    : tb_f16_to_f32(wh[k]);
         j.w32 = w32;
     }
-    j.nch = j.rows < NORM_BW_CHUNKS ? j.rows : NORM_BW_CHUNKS;
+    j.nch = (j.rows + NORM_BW_CHUNK_ROWS - 1) / NORM_BW_CHUNK_ROWS;
+    if (j.nch > NORM_BW_CHUNKS)
+        j.nch = NORM_BW_CHUNKS;
     const size_t es = dt == TB_F64 ? sizeof(double) : sizeof(float);
     if (j.nch > 0 && j.D > 0) {
         j.part = tb_alloc((size_t)(j.nch * j.np * j.D) * es);
@@ -187,16 +190,25 @@ int tb_cpu_norm_bw_run(void *ctx, tb_op_id id, tb_dtype dt,
     rc = 0;
     for (int i = 0; i < j.np && !rc; i++) {
         if (dt == TB_F64) {
-            norm_bw_f64_sum(&j, out[1 + i].data, i);
+            if (sum)
+                sum(&j, i, out[1 + i].data);
+            else
+                norm_bw_f64_sum(&j, out[1 + i].data, i);
         } else if (dt == TB_F32) {
-            norm_bw_f32_sum(&j, out[1 + i].data, i);
+            if (sum)
+                sum(&j, i, out[1 + i].data);
+            else
+                norm_bw_f32_sum(&j, out[1 + i].data, i);
         } else { /* bf16, f16: the f32 sums narrowed once */
             float *s = tb_alloc((size_t)(j.D ? j.D : 1) * sizeof *s);
             if (!s) {
                 rc = TB_ENOMEM;
                 break;
             }
-            norm_bw_f32_sum(&j, s, i);
+            if (sum)
+                sum(&j, i, s);
+            else
+                norm_bw_f32_sum(&j, s, i);
             uint16_t *o = out[1 + i].data;
             for (int64_t k = 0; k < j.D; k++)
                 o[k] = dt == TB_BF16 ? tb_f32_to_bf16(s[k])
@@ -214,7 +226,8 @@ static int norm_entry(void *ctx, tb_op_id id, tb_dtype dt,
 {
     if (id == TB_OP_layer_norm_backward || id == TB_OP_rms_norm_backward)
         return tb_cpu_norm_bw_run(ctx, id, dt, in, out, p,
-                                  dt == TB_F32 ? norm_bw_f32 : norm_bw_f64);
+                                  dt == TB_F32 ? norm_bw_f32 : norm_bw_f64,
+                                  NULL);
     return norm_run(ctx, id, dt, in, out, p);
 }
 
