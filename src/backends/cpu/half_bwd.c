@@ -330,12 +330,17 @@ static int hb_bin(void *ctx, tb_op_id id, tb_dtype dt, int isa,
         j.cols = tb_cpu_half_bincols_avx512(dt);
 #endif
 #if TB_CPU_HAVE_AVX2
-    /* f16 at the AVX-512 levels too: the avx2 loop's 256-bit vcvtph2ps
-     * and vcvtps2ph (0.5 and 0.67 cycles on Zen 4 against 1.33-2 and
-     * 1.4 for the 512-bit forms; the same operations a lane, so the
-     * same bits): mul_backward [128, 256], [256] 3.29 -> 2.54 us in
-     * L1, div 3.79 -> 3.46 */
-    if (isa == TB_ISA_AVX2 || (dt == TB_F16 && isa >= TB_ISA_AVX512))
+    /* f16 mul and div at the AVX-512 levels too: the avx2 loop's
+     * 256-bit vcvtph2ps and vcvtps2ph (0.5 and 0.67 cycles on Zen 4
+     * against 1.33-2 and 1.4 for the 512-bit forms; the same operations
+     * a lane, so the same bits): mul_backward [128, 256], [256] 3.29 ->
+     * 2.54 us in L1, div 3.79 -> 3.46.  Not add and sub, whose steps
+     * (no product to widen for) ran 1.65x slower that way (1.87 -> 3.09
+     * us, tbench ab) */
+    const bool f16_ymm = dt == TB_F16 && isa >= TB_ISA_AVX512 &&
+                         j.kind != HB_ADD && j.kind != HB_SUB_AF &&
+                         j.kind != HB_SUB_BF;
+    if (isa == TB_ISA_AVX2 || f16_ymm)
         j.cols = tb_cpu_half_bincols_avx2(dt);
 #endif
     if (!j.cols && j.kind == HB_ADD)
