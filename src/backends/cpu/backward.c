@@ -258,11 +258,13 @@ static int bwk_product_gemm(void *ctx, tb_dtype dt, const void *g,
         const int64_t N = in[2].shape[1];                                 \
         const TY *g = in[0].data, *y = in[3].data;                        \
         TY *db = out[2].data;                                             \
-        TY *gz = tb_alloc((size_t)(M * N) * sizeof(TY) +                 \
-                          (size_t)N * sizeof(double));                    \
-        if (!gz)                                                          \
+        /* the N double sums first: after M N floats they would be    \
+         * misaligned when M N is odd */                                  \
+        double *s = tb_alloc((size_t)N * sizeof(double) +                 \
+                             (size_t)(M * N) * sizeof(TY));               \
+        if (!s)                                                           \
             return TB_ENOMEM;                                             \
-        double *s = (double *)(void *)(gz + M * N);                       \
+        TY *gz = (TY *)(void *)(s + N);                                   \
         for (int64_t j = 0; j < N; j++)                                   \
             s[j] = 0;                                                     \
         for (int64_t i = 0; i < M; i++)                                   \
@@ -276,7 +278,7 @@ static int bwk_product_gemm(void *ctx, tb_dtype dt, const void *g,
         int rc = bwk_product_gemm(ctx, TB_CPU_DT_##SFX, gz, in[1].data,   \
                                   in[2].data, out[0].data, out[1].data,   \
                                   M, K, N);                               \
-        tb_free(gz);                                                      \
+        tb_free(s);                                                       \
         return rc;                                                        \
     }
 BWK_LINEAR(f32, float)
