@@ -254,10 +254,13 @@ def t_both_sigterm():
         expect(c["status"] == "ok", f"{c['id']}: {c['status']}")
 
 
-def start_ab(name, group=False):
-    """tbench ab TBENCH TBENCH on AB_CONFIG, 6 blocks, -o DIR, once the
-    second block's workers have loaded the config: (process, folder)."""
-    cfg = write("ab.json", AB_CONFIG)
+def start_ab(name, group=False, samples=30):
+    """tbench ab TBENCH TBENCH on AB_CONFIG (samples per case), 6 blocks,
+    -o DIR, once the second block's workers have loaded the config:
+    (process, folder)."""
+    cfg = write(f"{name}.json", AB_CONFIG.replace(
+        '"min_samples": 30, "max_samples": 30',
+        f'"min_samples": {samples}, "max_samples": {samples}'))
     out = os.path.join(TMP, name)
     proc = subprocess.Popen([TBENCH, "ab", TBENCH, TBENCH, cfg, "--blocks",
                              "6", "-q", "--threshold", "50", "-o", out],
@@ -276,8 +279,13 @@ def start_ab(name, group=False):
 @case("ab: SIGTERM to one build's exec'd worker alone: that case is an "
       "error naming SIGTERM, the other is judged, exit 1")
 def t_ab_worker_sigterm():
-    proc, out = start_ab("ab-term")
-    # a case is 30 samples of 10 ms: 0.1 s of CPU is inside the first
+    # A case is 60 samples of 10 ms of wall time, so a block is 1.2 s.
+    # The worker is picked once it has run 0.1 s of CPU (past loading
+    # the config); on a loaded machine (load 8 on 2 CPUs) it gets a
+    # quarter of a CPU, so that is 0.4 s into its block: with 30 samples
+    # the SIGTERM could land after its last case (no error, a false
+    # failure), with 60 there is 0.8 s of its cases left.
+    proc, out = start_ab("ab-term", samples=60)
     worker = busy_child(proc.pid, time.time() + 30, 0.1)
     expect(worker is not None, "no worker measuring")
     os.kill(worker, signal.SIGTERM)
