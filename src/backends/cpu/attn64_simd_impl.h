@@ -118,9 +118,10 @@ static double *a64_scratch_get(const tb_cpu_attn_job *j, a64_scratch *w)
     w->o = w->v + BK * w->dvp;
     w->m = w->o + BQ * w->dvp;
     w->l = w->m + BQ;
-    /* only v's padding columns are read before a task writes them (as
-     * attn_avx2.c's scratch) */
-    memset(w->v, 0, (size_t)(BK * w->dvp) * sizeof *p);
+    /* only v's padding columns are read before a task writes them, and
+     * only when there are any (as attn_avx2.c's scratch) */
+    if (w->dvp != j->Dv) /* one memset: 64 short ones cost more */
+        memset(w->v, 0, (size_t)(BK * w->dvp) * sizeof *p);
     return p;
 }
 

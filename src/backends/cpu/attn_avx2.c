@@ -95,9 +95,11 @@ static float *scratch_get(const tb_cpu_attn_job *j, scratch *w)
     /* Only v's padding columns (Dv to dvp, read by the output tiles) are
      * read before a task writes them: q's rows past qn, o, m and l are
      * set per task, k^T's columns past kn and s's rows past qn per key
-     * block.  Zeroing the whole scratch (33 KiB at D = 16) was most of a
-     * small head's time (sdpa 1x2x16x16). */
-    memset(w->v, 0, (size_t)(BK * w->dvp) * sizeof *p);
+     * block, and v is used at all only when Dv % 16 (key_block; the
+     * tiles read BK rows at most).  Zeroing the whole scratch (33 KiB at
+     * D = 16) was a quarter of a small head's time (sdpa 1x2x16x16). */
+    if (w->dvp != j->Dv) /* one memset: 64 short ones cost more */
+        memset(w->v, 0, (size_t)(BK * w->dvp) * sizeof *p);
     return p;
 }
 
