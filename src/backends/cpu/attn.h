@@ -57,4 +57,13 @@ static inline int64_t tb_cpu_attn_keys(const tb_cpu_attn_job *j,
     return j->causal && i0 + qn < j->Sk ? i0 + qn : j->Sk;
 }
 
+/* causal_mask of 16-bit values at the avx2 level (attn_avx2.c; half.c
+ * calls it at every level from avx2 up): rows [b, e) of N values (a
+ * row's index in its plane of M rows is r % M) copied from x to o, each
+ * row's values past its first min(i + 1, N) set to v's bits when
+ * causal, in 16-lane vectors as the f32 row.  x == o is allowed. */
+void tb_cpu_mask16_rows_avx2(const uint16_t *x, uint16_t *o, int64_t b,
+                             int64_t e, int64_t M, int64_t N, bool causal,
+                             uint16_t v);
+
 #endif

@@ -61,6 +61,8 @@
 #include "../../base/error.h"
 #include "../../ops/alloc.h"
 #include "../../ops/half.h"
+#include "attn.h" /* tb_cpu_mask16_rows_avx2 */
+#include "backends/cpu/cpu_config.h"
 #include "cpu_internal.h"
 #include "half_bwd.h"
 #include "half_cvt.h"
@@ -520,6 +522,7 @@ typedef struct {
     int64_t n;  /* elements; causal_mask: rows of N */
     int64_t M, N; /* causal_mask: each plane's rows and columns */
     bool causal;
+    bool avx2; /* causal_mask: attn_avx2.c's rows (the level is avx2+) */
 } bits_job;
 
 /* neg (flip) or abs (clear) of n sign bits, four halves to a 64-bit
@@ -570,6 +573,13 @@ static void half_fill(uint16_t *o, int64_t n, uint16_t v)
  * row in the plane) and sets the rest to -inf (v). */
 static void half_mask_rows(const bits_job *j, int64_t b, int64_t e)
 {
+#if TB_CPU_HAVE_AVX2
+    if (j->avx2) { /* no call per row: 16-lane vectors */
+        tb_cpu_mask16_rows_avx2(j->x, j->o, b, e, j->M, j->N, j->causal,
+                                j->v);
+        return;
+    }
+#endif
     for (int64_t r = b; r < e; r++) {
         const int64_t i = r % j->M;
         const int64_t keep = j->causal && i + 1 < j->N ? i + 1 : j->N;
@@ -607,7 +617,7 @@ static void half_bits_part(void *arg, int part, int nparts)
 }
 
 /* 0, or 1: not one of these ops. */
-static int half_bits(void *ctx, tb_op_id id, tb_dtype dt,
+static int half_bits(void *ctx, tb_op_id id, tb_dtype dt, int isa,
                      const tb_tensor *in, tb_tensor *out,
                      const tb_params *p)
 {
@@ -631,6 +641,7 @@ static int half_bits(void *ctx, tb_op_id id, tb_dtype dt,
         j.M = in[0].shape[nd - 2];
         j.N = in[0].shape[nd - 1];
         j.causal = tb_cpu_param(p, TB_OP_causal_mask, 0) != 0;
+        j.avx2 = TB_CPU_HAVE_AVX2 && isa >= TB_ISA_AVX2;
         const int64_t n = j.n;
         j.n = j.N ? n / j.N : 0;
         tb_cpu_count_launch(ctx);
@@ -720,7 +731,7 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
     tb_cpu_half_cvt cv = tb_cpu_half_cvt_get(dt, isa);
     if (!r || !cv.widen)
         return TB_EINVAL;
-    if (half_bits(ctx, id, dt, in, out, pp) == 0 ||
+    if (half_bits(ctx, id, dt, isa, in, out, pp) == 0 ||
         tb_cpu_half_bwd(ctx, id, dt, isa, in, out, pp) == 0)
         return 0;
     if (half_blockwise(op, in, out) || tb_cpu_half_bwd_blockwise(op, in, out))
