@@ -50,6 +50,7 @@
 #include "testutil.h"
 
 #include "backends/backend.h"
+#include "backends/cpu/isa.h"
 #include "backends/cpu/kreg.h"
 #include "harness/config.h"
 #include "harness/plan.h"
@@ -679,21 +680,25 @@ static void test_special_rsqrt(void **state)
 }
 
 /* max, min and argmax of long contiguous lanes (the vector paths of the
- * portable kernels), against a scalar scan written here: a NaN at the
- * start, the middle or the end (max/min NaN, argmax its first index),
- * none, several equal maxima, signed zeros and infinities, at lengths
- * around the vector and block sizes. */
+ * portable kernels, and every SIMD row this CPU runs), against a scalar
+ * scan written here: a NaN at the start, the middle or the end (max/min
+ * NaN, argmax its first index), none, several equal maxima (in one
+ * vector group or far apart: argmax's SIMD rows keep a group index per
+ * lane), signed zeros and infinities, at lengths around the vector and
+ * block sizes. */
 static void test_reduce_contig(void **state)
 {
     (void)state;
     void *ctx = cpu_new();
     static const int lens[] = {16, 17, 31, 32, 33, 63, 64, 65, 100, 257,
-                               1000, 4099};
+                               1000, 1024, 4099, 70000};
     static const char *const ops[] = {"max", "min", "argmax"};
+    size_t nrows;
+    const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
     uint64_t seed = 12345;
     for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
         int n = lens[li];
-        for (int kind = 0; kind < 7; kind++) {
+        for (int kind = 0; kind < 9; kind++) {
             for (int d = 0; d < TB_DTYPE_FULL_COUNT; d++) {
                 tb_dtype dt = (tb_dtype)d;
                 tb_tensor x;
@@ -704,7 +709,10 @@ static void test_reduce_contig(void **state)
                     tb_tensor_set(&x, i, v);
                 }
                 /* kinds: 0 plain, 1-3 NaN first/middle/last, 4 the max
-                 * twice (first wins), 5 signed zeros only, 6 infinities */
+                 * twice (first wins), 5 signed zeros only, 6 infinities,
+                 * 7 the max in two lanes of one group of 64 (the later
+                 * lane first), 8 the max in every 7th element from the
+                 * middle on */
                 if (kind == 1)
                     tb_tensor_set(&x, 0, NAN);
                 if (kind == 2)
@@ -722,6 +730,14 @@ static void test_reduce_contig(void **state)
                     tb_tensor_set(&x, n / 4, INFINITY);
                     tb_tensor_set(&x, n / 5, -INFINITY);
                 }
+                if (kind == 7) {
+                    tb_tensor_set(&x, n / 2 / 64 * 64 + 9, 99);
+                    tb_tensor_set(&x, n / 2 / 64 * 64 + 40, 99);
+                    tb_tensor_set(&x, n - 1, 99);
+                }
+                if (kind == 8)
+                    for (int i = n / 2; i < n; i += 7)
+                        tb_tensor_set(&x, i, 99);
                 for (int o = 0; o < 3; o++) {
                     const tb_op *op = op_find(ops[o]);
                     /* the scalar scan: first NaN wins, else the first
@@ -737,20 +753,30 @@ static void test_reduce_contig(void **state)
                     }
                     tb_params p;
                     memset(&p, 0, sizeof p);
-                    tb_tensor g;
-                    assert_int_equal(run_cpu(ctx, c_kernel(op, dt), op,
-                                             dt, &x, &p, &g),
-                                     0);
-                    double got = tb_tensor_get(&g, 0);
-                    if (o == 2) {
-                        if (got != at)
-                            fail_msg("argmax n=%d kind=%d %s: got %g, want %d",
-                                     n, kind, tb_dtype_name(dt), got, at);
-                    } else if (isnan(m) ? !isnan(got) : got != m) {
-                        fail_msg("%s n=%d kind=%d %s: got %g, want %g",
-                                 ops[o], n, kind, tb_dtype_name(dt), got, m);
+                    /* the C row, then each level's own row */
+                    for (int lv = TB_ISA_SCALAR;
+                         lv <= tb_cpu_isa_detect() && lv < TB_ISA_COUNT;
+                         lv++) {
+                        const tb_cpu_krow *r = lv == TB_ISA_SCALAR
+                            ? tb_cpu_krow_c(op->id, dt)
+                            : tb_cpu_krow_find(rows, nrows, op->id, dt, lv);
+                        if (!r || (lv > TB_ISA_SCALAR && r->min_isa != lv))
+                            continue;
+                        tb_tensor g;
+                        assert_int_equal(run_cpu(ctx, r->fn, op, dt, &x,
+                                                 &p, &g),
+                                         0);
+                        double got = tb_tensor_get(&g, 0);
+                        if (o == 2) {
+                            if (got != at)
+                                fail_msg("%s n=%d kind=%d: got %g, want %d",
+                                         r->name, n, kind, got, at);
+                        } else if (isnan(m) ? !isnan(got) : got != m) {
+                            fail_msg("%s n=%d kind=%d: got %g, want %g",
+                                     r->name, n, kind, got, m);
+                        }
+                        tb_tensor_destroy(&g);
                     }
-                    tb_tensor_destroy(&g);
                 }
                 tb_tensor_destroy(&x);
             }

@@ -296,13 +296,12 @@ TB_CPU_EW_OPS(XS_EW_F, ~)
 
 /* ---- reductions: max, min, argmax (ops_simd.h) ---------------------- */
 
-/* Software prefetch distance of argmax's contiguous scan, in floats (4
- * KiB ahead, one prefetch per 64-byte line).  max and min scan without
- * it: the same prefetch cost them 24% (max, one lane of 1024x1024, from
- * L3) and 15% (min over axis 1) in a paired A/B (tbench ab, 12 blocks,
- * avx512; max at avx2 29%), and from DRAM (4096x4096) the A/B saw no
- * difference; without it they read as fast as sum f32. */
-#define XS_PF 1024
+/* No software prefetch in these scans: one 4 KiB ahead cost max 24%
+ * (one lane of 1024x1024, from L3) and min over axis 1 15% in a paired
+ * A/B (tbench ab, 12 blocks, avx512; max at avx2 29%; from DRAM,
+ * 4096x4096, no difference), and argmax's former scan (an index per
+ * vector) 6% at 1024x1024 over axis 1, though it gained 3% on lanes in
+ * L2; without it they read as fast as sum f32. */
 
 #if VS_LANES == 16
 /* Every lane set (the start of a chain of xs_ord2). */
@@ -336,6 +335,8 @@ static inline int32_t xs_hmin_i(vf a)
 {
     return _mm512_reduce_min_epi32(_mm512_castps_si512(a));
 }
+/* The lanes of mask a as the low bits of a word (lane u: bit u). */
+static inline uint64_t xs_mbits(vm a) { return (uint64_t)a; }
 #else
 static inline vm xs_mall(void)
 {
@@ -360,6 +361,10 @@ static inline vf xs_imin(vf a, vf b)
 {
     return _mm256_castsi256_ps(
         _mm256_min_epi32(_mm256_castps_si256(a), _mm256_castps_si256(b)));
+}
+static inline uint64_t xs_mbits(vm a)
+{
+    return (uint64_t)(unsigned)_mm256_movemask_ps(a);
 }
 static inline int32_t xs_hmin_i(vf a)
 {
@@ -478,41 +483,39 @@ static inline float xs_extreme_vec(const float *x, int64_t len, int is_max,
 #define XS_ARG_BLOCK ((int64_t)1 << 16)
 
 /* argmax of a contiguous lane (4 * VS_LANES <= len <= XS_ARG_BLOCK) in
- * one pass: four running maxima with, per lane, the start j of the
- * iteration where each was taken (v > m, strict: the first of equal
- * values in that lane's subsequence; one index vector per iteration,
- * the vector's and lane's offsets added at the end), NaNs found apart as
- * in xs_extreme_vec.  The first maximum overall is the smallest index
- * among the candidates equal to the largest value (each lane's
- * subsequence keeps its first maximum, so the overall first one is a
- * candidate; -0 == +0, so a zero maximum's first zero of either sign).
- * A lane with a NaN: its first NaN.  *val: the maximum (NaN for NaN). */
+ * one pass over groups of four vectors: per lane the running maximum and
+ * the start j of the first group whose own maximum (three v_max) was
+ * strictly above it, so the group where that lane first reached its
+ * final maximum; NaNs found apart as in xs_extreme_vec.  The first
+ * maximum overall lies in the earliest such group among the lanes equal
+ * to the largest value: that group's four vectors compared with it give
+ * the index (the lowest set bit of their masks; -0 == +0, so a zero
+ * maximum's first zero of either sign).  No branch depends on the data
+ * but the NaN test.  A lane with a NaN: its first NaN.  *val: the
+ * maximum (NaN for NaN).  Keeping an index per vector (a compare, a max
+ * and a blend each) ran at 0.19 cycles an element in L2, above the read
+ * bound of 1024x1024 over axis 1; a max pass and then a search for the
+ * first equal element mispredicted its exit once a row (+9 to 21%). */
 static inline int64_t xs_argmax_vec(const float *x, int64_t len, float *val)
 {
-    vf m0 = v_load(x), m1 = v_load(x + VS_LANES);
-    vf m2 = v_load(x + 2 * VS_LANES), m3 = v_load(x + 3 * VS_LANES);
-    vf i0 = xs_iset1(0), i1 = i0, i2 = i0, i3 = i0, jv = i0;
-    vm ok0 = xs_ord2(xs_mall(), m0, m1), ok1 = xs_ord2(xs_mall(), m2, m3);
-    int64_t j = 4 * VS_LANES;
-    for (; j + 4 * VS_LANES <= len; j += 4 * VS_LANES) {
-        for (int u = 0; u < 4 * VS_LANES; u += 16)
-            _mm_prefetch((const char *)(x + j + u + XS_PF), _MM_HINT_T0);
-        jv = xs_iadd(jv, 4 * VS_LANES);
-        vf v0 = v_load(x + j), v1 = v_load(x + j + VS_LANES);
-        vf v2 = v_load(x + j + 2 * VS_LANES);
-        vf v3 = v_load(x + j + 3 * VS_LANES);
+    enum { G = 4 * VS_LANES };
+    vf v0 = v_load(x), v1 = v_load(x + VS_LANES);
+    vf v2 = v_load(x + 2 * VS_LANES), v3 = v_load(x + 3 * VS_LANES);
+    vm ok0 = xs_ord2(xs_mall(), v0, v1), ok1 = xs_ord2(xs_mall(), v2, v3);
+    vf m = v_max(v_max(v0, v1), v_max(v2, v3));
+    vf gi = xs_iset1(0), jv = gi;
+    int64_t j = G;
+    for (; j + G <= len; j += G) {
+        jv = xs_iadd(jv, G);
+        v0 = v_load(x + j);
+        v1 = v_load(x + j + VS_LANES);
+        v2 = v_load(x + j + 2 * VS_LANES);
+        v3 = v_load(x + j + 3 * VS_LANES);
         ok0 = xs_ord2(ok0, v0, v1);
         ok1 = xs_ord2(ok1, v2, v3);
-        vm g0 = v_gt(v0, m0), g1 = v_gt(v1, m1);
-        vm g2 = v_gt(v2, m2), g3 = v_gt(v3, m3);
-        m0 = v_max(v0, m0);
-        m1 = v_max(v1, m1);
-        m2 = v_max(v2, m2);
-        m3 = v_max(v3, m3);
-        i0 = v_sel(g0, jv, i0);
-        i1 = v_sel(g1, jv, i1);
-        i2 = v_sel(g2, jv, i2);
-        i3 = v_sel(g3, jv, i3);
+        const vf c = v_max(v_max(v0, v1), v_max(v2, v3));
+        gi = v_sel(v_gt(c, m), jv, gi);
+        m = v_max(c, m);
     }
     bool nan = !m_all(m_and(ok0, ok1));
     for (int64_t k = j; k < len && !nan; k++)
@@ -522,18 +525,17 @@ static inline int64_t xs_argmax_vec(const float *x, int64_t len, float *val)
         *val = xs_lane_nan(x, len, 1, &at);
         return at;
     }
-    /* indices: iteration start + vector offset + lane */
-    i0 = xs_iadd_iota(i0, 0);
-    i1 = xs_iadd_iota(i1, VS_LANES);
-    i2 = xs_iadd_iota(i2, 2 * VS_LANES);
-    i3 = xs_iadd_iota(i3, 3 * VS_LANES);
-    float r = v_hmax(v_max(v_max(m0, m1), v_max(m2, m3)));
-    const vf rv = v_set1(r), big = xs_iset1(INT32_MAX);
-    vf c = xs_imin(xs_imin(v_sel(v_eq(m0, rv), i0, big),
-                           v_sel(v_eq(m1, rv), i1, big)),
-                   xs_imin(v_sel(v_eq(m2, rv), i2, big),
-                           v_sel(v_eq(m3, rv), i3, big)));
-    int64_t at = xs_hmin_i(c);
+    float r = v_hmax(m);
+    const vf rv = v_set1(r);
+    const int64_t g =
+        xs_hmin_i(v_sel(v_eq(m, rv), gi, xs_iset1(INT32_MAX)));
+    const float *p = x + g;
+    const uint64_t hit =
+        xs_mbits(v_eq(v_load(p), rv)) |
+        xs_mbits(v_eq(v_load(p + VS_LANES), rv)) << VS_LANES |
+        xs_mbits(v_eq(v_load(p + 2 * VS_LANES), rv)) << 2 * VS_LANES |
+        xs_mbits(v_eq(v_load(p + 3 * VS_LANES), rv)) << 3 * VS_LANES;
+    int64_t at = g + __builtin_ctzll(hit);
     for (int64_t k = j; k < len; k++)
         if (x[k] > r) {
             r = x[k];
