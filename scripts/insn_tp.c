@@ -11,7 +11,8 @@
  * share their pipes (vcvtph2ps + vcvtps2ph: 2.7 cycles a pair).  Also
  * (the rows of mix_tp.c's -DMIX_TP_ROWS mode): vcvtpd2ps and vcvtps2pd
  * 1.33 (the model 2.0), vcvtqq2pd 1.0 (2.0), vrsqrt14pd, vpermt2pd,
- * vpermt2w, vfmadd231pd 1.0 (as the model).
+ * vpermt2w, vfmadd231pd 1.0 (as the model); 2026-11-30: vgetmantps,
+ * vgetexpps 1.0 (as the model).
  *
  *   cc -O2 -o /tmp/insn_tp scripts/insn_tp.c
  *   /tmp/insn_tp [rounds]
@@ -63,6 +64,8 @@ LOOP(zxwd_z, C8("vpmovzxwd %%ymm1, ", "%%zmm", ""))
 LOOP(movdw_z, C8("vpmovdw %%zmm1, ", "%%ymm", ""))
 LOOP(permps_z, C8("vpermps %%zmm1, %%zmm0, ", "%%zmm", ""))
 LOOP(perm2ps_z, C8("vpermt2ps %%zmm1, %%zmm0, ", "%%zmm", ""))
+LOOP(getmant_z, C8("vgetmantps $1, %%zmm1, ", "%%zmm", ""))
+LOOP(getexp_z, C8("vgetexpps %%zmm1, ", "%%zmm", ""))
 /* rand_normal's and the f64 rows' (mix_tp.c's row loops) */
 LOOP(pd2ps_z, C8("vcvtpd2ps %%zmm1, ", "%%ymm", ""))
 LOOP(qq2pd_z, C8("vcvtqq2pd %%zmm1, ", "%%zmm", ""))
@@ -100,6 +103,8 @@ int main(int argc, char **argv)
         {"vpmovdw ymm <- zmm", movdw_z},
         {"vpermps zmm", permps_z},
         {"vpermt2ps zmm", perm2ps_z},
+        {"vgetmantps zmm", getmant_z},
+        {"vgetexpps zmm", getexp_z},
         {"vcvtpd2ps ymm <- zmm", pd2ps_z},
         {"vcvtqq2pd zmm", qq2pd_z},
         {"vrsqrt14pd zmm", rsqrt14pd_z},

@@ -116,7 +116,7 @@ HAND_STATED = {("dropout_f32_avx512", "znver4"),
 # scripts/mix_tp.c (scripts/mix_tp_rows.py: kb_ROW on L1-resident
 # buffers): the model puts rand_uniform's mix at 0.5 cycles a zmm shift
 # (1.0 here) and its block reciprocal throughput of these loops below
-# their busiest FP pipe's pressure, which they run at 1.07-1.27x of
+# their busiest FP pipe's pressure, which they run at 1.07-1.40x of
 HAND_STATED |= {(r, "znver4") for r in (
     "rand_uniform_f32_avx512", "rand_uniform_f16_avx512",
     "rand_uniform_bf16_avx512", "rand_uniform_f64_avx512",
@@ -124,7 +124,7 @@ HAND_STATED |= {(r, "znver4") for r in (
     "sigmoid_backward_bf16_avx512bf16", "sigmoid_backward_f16_avx512",
     "tanh_backward_bf16_avx512bf16", "tanh_backward_f16_avx512",
     "pow_f64_avx512", "tanh_f64_avx512", "sigmoid_backward_f64_avx512",
-    "tanh_backward_f64_avx512")}
+    "tanh_backward_f64_avx512", "log_bf16_avx512bf16", "log_f16_avx512")}
 
 
 def die(msg, code=2):

@@ -171,6 +171,8 @@ void kb_tanh_backward_bf16(const uint16_t *a, const uint16_t *b,
 void kb_tanh_backward_f16(const uint16_t *a, const uint16_t *b, uint16_t *o,
                           long n);
 void kb_pow_f64(const double *a, const double *b, double *y, long n);
+void kb_log_bf16(const uint16_t *pa, uint16_t *po, long n);
+void kb_log_f16(const uint16_t *pa, uint16_t *po, long n);
 void kb_tanh_f64(const double *x, double *y, long n);
 void kb_sigmoid_backward_f64(const double *g, const double *x, double *y,
                              long n);
@@ -278,6 +280,8 @@ ROW_T(r_sigb_bf16, kb_sigmoid_backward_bf16(gb, xb, ho, RN))
 ROW_T(r_sigb_f16, kb_sigmoid_backward_f16(gf, xf, ho, RN))
 ROW_T(r_tanhb_bf16, kb_tanh_backward_bf16(gb, xb, ho, RN))
 ROW_T(r_tanhb_f16, kb_tanh_backward_f16(gf, xf, ho, RN))
+ROW_T(r_log_bf16, kb_log_bf16(ba, ho, RN))
+ROW_T(r_log_f16, kb_log_f16(fa, ho, RN))
 ROW_T(r_pow_f64, kb_pow_f64(pa, pb, dy, RN))
 ROW_T(r_tanh_f64, kb_tanh_f64(da, dy, RN))
 ROW_T(r_sigb_f64, kb_sigmoid_backward_f64(da, db, dy, RN))
@@ -505,6 +509,8 @@ int main(int argc, char **argv)
         {"sigmoid_backward_f16_avx512", r_sigb_f16, RN, RCALLS},
         {"tanh_backward_bf16_avx512bf16", r_tanhb_bf16, RN, RCALLS},
         {"tanh_backward_f16_avx512", r_tanhb_f16, RN, RCALLS},
+        {"log_bf16_avx512bf16", r_log_bf16, RN, RCALLS},
+        {"log_f16_avx512", r_log_f16, RN, RCALLS},
         {"pow_f64_avx512", r_pow_f64, RN, RCALLS},
         {"tanh_f64_avx512", r_tanh_f64, RN, RCALLS},
         {"sigmoid_backward_f64_avx512", r_sigb_f64, RN, RCALLS},
