@@ -91,6 +91,11 @@ element, the time per element here and at 4096 elements.  Flags:
          CI is often the wider on a busy machine) in a majority of the
          rounds.
 
+A row flagged bound that a measured reason covers (--reasons, default
+docs/perf-data/limit-reasons.json: why it stays above the line and what
+was measured, up to a stated ratio) names it; the summary counts the
+flagged rows with and without one and lists the reasons below the table.
+
 A warning above the table when the run's own copy (or global sum) took
 under 0.9x its memory bound: the peaks understate the machine (measured
 while something else ran), so every memory bound is too generous; and
@@ -124,6 +129,10 @@ BOUNDS_SCHEMA = "tbench.compute_bounds/1"
 PLAN_SCHEMA = "tbench.op_limits_plan/1"
 PROBE_N = 4096          # the in-cache size of a row with a stated bound
 BOUNDS_FILE = os.path.join(ROOT, "docs", "perf-data", "compute-bounds.json")
+REASONS_SCHEMA = "tbench.limit_reasons/1"
+REASONS_FILE = os.path.join(ROOT, "docs", "perf-data", "limit-reasons.json")
+REASON_KEYS = ("id", "ops", "dtypes", "shapes", "mcpu", "up_to", "reason",
+               "measured")
 ROUND_MAX_TIME_S = 0.15  # measure.max_time_s per case and round (default)
 
 
@@ -251,6 +260,108 @@ def load_bounds(path, ops, mcpu):
             continue
         out[impl] = b
     return out
+
+
+def load_reasons(path, ops):
+    """The measured reasons of rows above the line: [{id, ops, dtypes,
+    shapes, mcpu, up_to, reason, measured}] (dtypes, shapes, mcpu None
+    when not given: any).  A malformed file stops the script with one
+    line naming the file and the place."""
+    doc, _ = load_json(path, "limit reasons file")
+    if not isinstance(doc, dict):
+        die(f"{path}: not a limit reasons file (expected an object)")
+    if doc.get("schema") != REASONS_SCHEMA:
+        die(f"{path}: schema: expected \"{REASONS_SCHEMA}\", got "
+            f"{json.dumps(doc.get('schema'))}")
+    extra = set(doc) - {"schema", "about", "reasons"}
+    if extra:
+        die(f"{path}: unknown key '{sorted(extra)[0]}' (expected schema, "
+            "about, reasons)")
+    if not isinstance(doc.get("reasons"), list):
+        die(f"{path}: reasons: expected a list")
+    out, seen = [], set()
+    for i, e in enumerate(doc["reasons"]):
+        where = f"{path}: reasons[{i}]"
+        if not isinstance(e, dict):
+            die(f"{where}: expected an object with id, ops, up_to, "
+                "reason, measured")
+        for k in ("id", "ops", "up_to", "reason", "measured"):
+            if k not in e:
+                die(f"{where}: '{k}' is missing")
+        extra = set(e) - set(REASON_KEYS)
+        if extra:
+            die(f"{where}: unknown key '{sorted(extra)[0]}'")
+        rid = e["id"]
+        if not isinstance(rid, str) or \
+                not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,39}", rid):
+            die(f"{where}.id: expected a name of lower-case letters, "
+                f"digits, _ and - (1-40), got {json.dumps(rid)}")
+        if rid in seen:
+            die(f"{where}.id: '{rid}' is used twice")
+        seen.add(rid)
+        if not isinstance(e["ops"], list) or not e["ops"]:
+            die(f"{where}.ops: expected a list of op names")
+        for k, op in enumerate(e["ops"]):
+            if op not in ops:
+                die(f"{where}.ops[{k}]: {json.dumps(op)} is no op of "
+                    "tbench list")
+        dts = e.get("dtypes")
+        if dts is not None and (
+                not isinstance(dts, list) or not dts or
+                not set(dts) <= {"f32", "f64", "bf16", "f16"}):
+            die(f"{where}.dtypes: expected a list of f32, f64, bf16, f16, "
+                f"got {json.dumps(dts)}")
+        shp = e.get("shapes")
+        if shp is not None and (
+                not isinstance(shp, list) or not shp or
+                not all(isinstance(x, list) and x and
+                        all(isinstance(d, int) and not isinstance(d, bool)
+                            and d >= 0 for d in x) for x in shp)):
+            die(f"{where}.shapes: expected the inputs' shapes, a list of "
+                f"lists of sizes, got {json.dumps(shp)}")
+        model = e.get("mcpu")
+        if model is not None and (
+                not isinstance(model, str) or
+                not re.fullmatch(r"[a-z0-9][a-z0-9-]*", model)):
+            die(f"{where}.mcpu: expected an llvm-mca CPU name "
+                f"(icelake-server, znver4, ...), got {json.dumps(model)}")
+        up = e["up_to"]
+        if isinstance(up, bool) or not isinstance(up, (int, float)) or \
+                not (1 < up < 1e6 and math.isfinite(up)):
+            die(f"{where}.up_to: expected a ratio above 1, got "
+                f"{json.dumps(up)}")
+        for k in ("reason", "measured"):
+            if not isinstance(e[k], str) or not e[k].strip() or \
+                    "\n" in e[k]:
+                die(f"{where}.{k}: expected one line of text")
+        out.append({"id": rid, "ops": list(e["ops"]), "dtypes": dts,
+                    "shapes": shp, "mcpu": model, "up_to": float(up),
+                    "reason": e["reason"], "measured": e["measured"]})
+    return out
+
+
+def apply_reasons(rows, reasons, mcpu):
+    """Each row flagged bound gets `reason`: the id of the first reason
+    that names its op (and its dtype, its shapes and the machine's model
+    where the reason gives them) and whose up_to its ratio does not pass;
+    `reason_exceeded`: the id of one that matches but whose up_to the
+    ratio passes (the reason no longer covers it).  Others: None."""
+    for r in rows:
+        r["reason"] = r["reason_exceeded"] = None
+        if "bound" not in r["flags"]:
+            continue
+        for e in reasons:
+            if r["op"] not in e["ops"] or \
+                    (e["dtypes"] and r.get("dtype", "f32") not in
+                     e["dtypes"]) or \
+                    (e["shapes"] and r.get("shapes") != e["shapes"]) or \
+                    (e["mcpu"] and e["mcpu"] != mcpu):
+                continue
+            if r["ratio"] <= e["up_to"]:
+                r["reason"] = e["id"]
+                break
+            r["reason_exceeded"] = r["reason_exceeded"] or e["id"]
+    return rows
 
 
 # ---- step 1: the config -----------------------------------------------------
@@ -970,6 +1081,19 @@ def fmt_vs(r):
     return f"{fmt_x(r['vs_best_peer'])} ({lo:.2f}-{hi:.2f})"
 
 
+def flags_text(r):
+    """The flags column: bound with its measured reason's id where one
+    covers the row (or the one whose up_to it passed)."""
+    out = []
+    for f in r["flags"]:
+        if f == "bound" and r.get("reason"):
+            f = f"bound (reason: {r['reason']})"
+        elif f == "bound" and r.get("reason_exceeded"):
+            f = f"bound (past {r['reason_exceeded']}'s up_to)"
+        out.append(f)
+    return ", ".join(out) or "-"
+
+
 def markdown(rows, meta, max_ratio):
     nr = meta["rounds"]
     out = [f"# Every op at the machine's limit ({meta['date']})", "",
@@ -1035,8 +1159,7 @@ def markdown(rows, meta, max_ratio):
             fmt_x(r["vs_run_bound"]),
             fmt_ns(r["numpy_ns"]), fmt_ns(r["torch_ns"])] +
             [fmt_ns(r["peers_ns"].get(lib)) for lib in extra] + [
-            fmt_vs(r),
-            ", ".join(r["flags"]) or "-"]) + " |")
+            fmt_vs(r), flags_text(r)]) + " |")
     stated = [r for r in rows if r["stated"]]
     if stated:
         out += ["", f"Stated compute bounds ({len(stated)} rows; "
@@ -1088,16 +1211,40 @@ def markdown(rows, meta, max_ratio):
     cats = {}
     for r in above:
         cats[r["category"]] = cats.get(r["category"], 0) + 1
+    def name(r):
+        return f"{r['case']} {shape_text(r['shapes'])}" + (
+            f" {r['dtype']}" if r.get("dtype", "f32") != "f32" else "")
     out += ["", f"Above {max_ratio:g}x their bound ({len(above)}" +
             "".join(f"; {k} {v}" for k, v in
                     sorted(cats.items(), key=lambda kv: (-kv[1], kv[0]))) +
             "): " +
-            (", ".join(f"{r['case']} {shape_text(r['shapes'])} "
-                       f"({fmt_x(r['ratio'])})" for r in above) or "none"),
-            "", f"Slower than the best peer ({len(behind)}): " +
+            (", ".join(f"{name(r)} ({fmt_x(r['ratio'])})" for r in above)
+             or "none"),
+            ""]
+    if meta.get("reasons_file"):
+        why = [r for r in above if r.get("reason")]
+        out += [f"With a measured reason ({len(why)} of {len(above)}, "
+                f"{len(above) - len(why)} without; {meta['reasons_file']}, "
+                "listed below): " +
+                (", ".join(f"{name(r)} ({r['reason']})" for r in why)
+                 or "none"),
+                ""]
+    out += [f"Slower than the best peer ({len(behind)}): " +
             (", ".join(f"{r['case']} {shape_text(r['shapes'])} "
                        f"({fmt_vs(r)})" for r in behind)
              or "none")]
+    if meta.get("reasons"):
+        out += ["", "Measured reasons (each covers the rows it names up to "
+                "its ratio, up_to; a row past it is flagged without it):",
+                ""]
+        for e in meta["reasons"]:
+            scope = ", ".join(e["ops"]) + (
+                f" ({', '.join(e['dtypes'])})" if e["dtypes"] else "") + (
+                f" at {shape_text(e['shapes'])}" if e["shapes"] else "") + (
+                f", {e['mcpu']}" if e["mcpu"] else "")
+            out.append(f"- **{e['id']}** ({scope}; up to "
+                       f"{e['up_to']:g}x): {e['reason']}  Measured: "
+                       f"{e['measured']}")
     nobound = [r["op"] for r in rows if r["status"] == "ok" and
                r["bound_ns"] is None]
     if nobound:
@@ -1150,9 +1297,11 @@ def list_ops(tb):
     return {o["name"]: o for o in json.loads(p.stdout)["ops"]}
 
 
-def render(d, max_ratio, command, bounds=None):
+def render(d, max_ratio, command, bounds=None, reasons=None,
+           reasons_file=None):
     """DIR's table; `bounds` (stated bounds loaded now) replaces those
-    the run used, when given."""
+    the run used, when given; `reasons` (load_reasons's, from
+    reasons_file) explain the rows above the line they cover."""
     plan = load_plan(d)
     if bounds is not None:
         plan = dict(plan, bounds=bounds)
@@ -1177,6 +1326,7 @@ def render(d, max_ratio, command, bounds=None):
         rounds.append((res, peers))
     res = rounds[0][0]
     rows = build_rows(rounds, plan["bounds"], plan, max_ratio)
+    apply_reasons(rows, reasons or [], plan.get("bounds_mcpu"))
     env = res.get("env", {})
     b = env.get("build", {})
     pk = res.get("peaks")
@@ -1217,6 +1367,11 @@ def render(d, max_ratio, command, bounds=None):
         "call_floor_ns": next((r["call_floor_ns"] for r in rows
                                if r.get("call_floor_ns")), None),
         "stated_warning": stated_warning(rows),
+        "reasons_file": os.path.relpath(os.path.abspath(reasons_file), ROOT)
+        if reasons_file else None,
+        "reasons": [e for e in reasons or []
+                    if any(r["reason"] == e["id"] or
+                           r["reason_exceeded"] == e["id"] for r in rows)],
     }
     files = {"results": [os.path.join(round_paths("", r)[0], "results.json")
                          for r in range(1, plan["rounds"] + 1)],
@@ -1231,6 +1386,9 @@ def render(d, max_ratio, command, bounds=None):
     doc = {"schema": SCHEMA, "meta": meta, "max_ratio": max_ratio,
            "files": files, "rows": rows,
            "above_bound": [r["id"] for r in rows if "bound" in r["flags"]],
+           "explained": [r["id"] for r in rows if r["reason"]],
+           "unexplained": [r["id"] for r in rows
+                           if "bound" in r["flags"] and not r["reason"]],
            "behind_peer": [r["id"] for r in rows if "peer" in r["flags"]]}
     with open(os.path.join(d, "limits.json"), "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
@@ -1304,6 +1462,11 @@ def main():
                          "no stated bounds); with --from, the folder's "
                          "own (those its run used) unless given: then "
                          "this file's, for the run's llvm-mca model")
+    ap.add_argument("--reasons", default=None,
+                    help="the measured reasons of rows above the line "
+                         "(default docs/perf-data/limit-reasons.json; "
+                         "'none': none): a row flagged bound that one "
+                         "covers names it")
     ap.add_argument("--mcpu", default="auto",
                     help="llvm-mca's model of this machine's cores: the "
                          "stated bounds written for it (and those stated "
@@ -1329,9 +1492,14 @@ def main():
         die(f"--max-ratio: expected a number >= 1, got '{a.max_ratio}'")
     command = "/usr/bin/python3 scripts/op_limits.py " + " ".join(
         sys.argv[1:])
+    if a.reasons is None:
+        a.reasons = REASONS_FILE
+    if a.from_dir and not os.path.isdir(a.from_dir):
+        die(f"--from: '{a.from_dir}' is not a folder")
+    reasons = [] if a.reasons == "none" else load_reasons(
+        a.reasons, list_ops(a.tbench))
+    rfile = None if a.reasons == "none" else a.reasons
     if a.from_dir:
-        if not os.path.isdir(a.from_dir):
-            die(f"--from: '{a.from_dir}' is not a folder")
         try:
             with open(os.path.join(a.from_dir, "command.txt"),
                       encoding="utf-8") as f:
@@ -1345,7 +1513,7 @@ def main():
             bounds = {} if a.bounds == "none" else load_bounds(
                 a.bounds, list_ops(a.tbench),
                 load_plan(a.from_dir).get("bounds_mcpu") or host_mcpu())
-        md, bad = render(a.from_dir, mr, command, bounds)
+        md, bad = render(a.from_dir, mr, command, bounds, reasons, rfile)
         sys.stdout.write(md)
         return 1 if bad else 0
     if not a.elements.isdigit() or not 16 <= int(a.elements) <= 1 << 28 \
@@ -1473,7 +1641,7 @@ def main():
             rc |= side()
         if r == 1 and nr > 1 and os.path.exists(pp):
             ppath = peers_config(d, cfg, pp)
-    md, bad = render(d, mr, command)
+    md, bad = render(d, mr, command, None, reasons, rfile)
     sys.stdout.write(md)
     print(f"op_limits.py: {os.path.join(d, 'limits.md')}, "
           f"{os.path.join(d, 'limits.json')}", file=sys.stderr)

@@ -248,6 +248,82 @@ def t_bad_bounds():
         one_line_error(p, name, *words)
 
 
+def reasons_file(name, entries, schema="tbench.limit_reasons/1"):
+    return write(name, json.dumps({"schema": schema, "about": "fixture",
+                                   "reasons": entries}))
+
+
+@case("malformed limit reasons: one line naming the file and the place")
+def t_bad_reasons():
+    good = {"id": "r1", "ops": ["qr"], "up_to": 20, "reason": "why",
+            "measured": "what"}
+    out = ["--config-only", "-o", os.path.join(TMP, "br")]
+    p = script(["--reasons", os.path.join(TMP, "noreasons.json")] + out)
+    one_line_error(p, "noreasons.json", "cannot open")
+    for name, entries, words in [
+            ("r-schema.json", None, ["schema"]),
+            ("r-noid.json", [{k: v for k, v in good.items() if k != "id"}],
+             ["reasons[0]", "'id' is missing"]),
+            ("r-key.json", [dict(good, why="x")],
+             ["reasons[0]", "unknown key 'why'"]),
+            ("r-twice.json", [good, dict(good, ops=["svd"])],
+             ["reasons[1].id", "twice"]),
+            ("r-op.json", [dict(good, ops=["qr", "nosuchop"])],
+             ["reasons[0].ops[1]", "nosuchop"]),
+            ("r-up.json", [dict(good, up_to=1.0)], ["reasons[0].up_to"]),
+            ("r-upbool.json", [dict(good, up_to=True)],
+             ["reasons[0].up_to"]),
+            ("r-dt.json", [dict(good, dtypes=["f8"])],
+             ["reasons[0].dtypes"]),
+            ("r-shape.json", [dict(good, shapes=[16, 16])],
+             ["reasons[0].shapes"]),
+            ("r-text.json", [dict(good, measured="two\nlines")],
+             ["reasons[0].measured", "one line"])]:
+        path = reasons_file(name, entries if entries is not None
+                            else [good], "tbench.other/1"
+                            if entries is None else
+                            "tbench.limit_reasons/1")
+        p = script(["--reasons", path] + out)
+        one_line_error(p, name, *words)
+
+
+@case("measured reasons: a flagged row names the one that covers it; past "
+      "its up_to, or of another dtype, shape or machine, none")
+def t_reasons_apply():
+    import op_limits
+    rows = []
+    for op, dt, shapes, ratio in [
+            ("qr", "f32", [[16, 16]], 20.0),   # covered
+            ("qr", "f64", [[16, 16]], 30.0),   # past up_to 25
+            ("qr", "bf16", [[16, 16]], 20.0),  # another dtype
+            ("qr", "f32", [[32, 32]], 20.0),   # another shape
+            ("svd", "f32", [[16, 16]], 20.0),  # the second reason
+            ("eigh", "f32", [[16, 16]], 1.1)]:  # not flagged
+        rows.append({"id": f"{op}/{dt}/{shapes}", "op": op, "dtype": dt,
+                     "case": op, "shapes": shapes, "ratio": ratio,
+                     "flags": ["bound"] if ratio > 1.3 else []})
+    reasons = [{"id": "small", "ops": ["qr", "eigh"],
+                "dtypes": ["f32", "f64"], "shapes": [[16, 16]],
+                "mcpu": None, "up_to": 25.0, "reason": "why",
+                "measured": "what"},
+               {"id": "svd-z4", "ops": ["svd"], "dtypes": None,
+                "shapes": None, "mcpu": "znver4", "up_to": 30.0,
+                "reason": "why", "measured": "what"}]
+    op_limits.apply_reasons(rows, reasons, "znver4")
+    got = [(r["reason"], r["reason_exceeded"]) for r in rows]
+    expect(got == [("small", None), (None, "small"), (None, None),
+                   (None, None), ("svd-z4", None), (None, None)],
+           f"reasons: {got}")
+    expect(op_limits.flags_text(rows[0]) == "bound (reason: small)" and
+           op_limits.flags_text(rows[1]) == "bound (past small's up_to)" and
+           op_limits.flags_text(rows[2]) == "bound" and
+           op_limits.flags_text(rows[5]) == "-",
+           [op_limits.flags_text(r) for r in rows])
+    # on another machine's model the svd reason does not apply
+    op_limits.apply_reasons(rows, reasons, "icelake-server")
+    expect(rows[4]["reason"] is None, f"mcpu: {rows[4]}")
+
+
 @case("--mcpu: the entries of the machine's llvm-mca model apply, a "
       "hand-stated one where the model has none, other models' never")
 def t_bounds_mcpu():
