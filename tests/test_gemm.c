@@ -840,7 +840,9 @@ static void test_epilogue_kernels(void **state)
  * panels whose padding (A rows past m, B columns past n) holds NaN: the
  * m x n block must be bit for bit what the full kernel leaves there (its
  * tile computed into a scratch tile with the same starting C), every
- * other element of C (row stride ld > n, the rows below) untouched. */
+ * other element of C (row stride ld > n, the rows below) untouched.
+ * Twice: B as a packed panel (rows NR apart) and read in place (rows
+ * LDB apart, NaN past column n: the small-M path of gemm_impl.inc). */
 static void test_edge_kernels(void **state)
 {
     (void)state;
@@ -849,9 +851,10 @@ static void test_edge_kernels(void **state)
         skip();
         return;
     }
-    enum { KMAX = 37, MR = 12, LD = 40, ROWS = 14 };
+    enum { KMAX = 37, MR = 12, LD = 40, ROWS = 14, LDB = 37 };
     static const int64_t kcs[] = {1, 3, KMAX};
-    for (int f = 0; f < 2; f++) {
+    for (int f = 0; f < 2; f++)
+    for (int ip = 0; ip < 2; ip++) {
         const int nr = f ? TB_GEMM_AVX512_F64_NR : TB_GEMM_AVX512_F32_NR;
         for (int ki = 0; ki < 3; ki++)
             for (int m = 1; m <= MR; m++)
@@ -860,6 +863,9 @@ static void test_edge_kernels(void **state)
                         const int64_t kc = kcs[ki];
                         _Alignas(64) double a64[KMAX * MR], b64[KMAX * 32];
                         _Alignas(64) float a32[KMAX * MR], b32[KMAX * 32];
+                        double s64[KMAX * LDB];
+                        float s32[KMAX * LDB];
+                        const int64_t ldb = ip ? LDB : nr;
                         double c0[ROWS * LD];
                         for (int64_t k = 0; k < kc; k++) {
                             for (int r = 0; r < MR; r++) {
@@ -871,6 +877,11 @@ static void test_edge_kernels(void **state)
                                 double v = q < n ? rng_value(false) : NAN;
                                 b64[k * nr + q] = v;
                                 b32[k * nr + q] = (float)v;
+                            }
+                            for (int q = 0; q < LDB; q++) {
+                                double v = q < n ? b64[k * nr + q] : NAN;
+                                s64[k * LDB + q] = v;
+                                s32[k * LDB + q] = (float)v;
                             }
                         }
                         for (int i = 0; i < ROWS * LD; i++)
@@ -884,8 +895,9 @@ static void test_edge_kernels(void **state)
                                     t[r * nr + q] = c0[r * LD + q];
                             tb_gemm_ukr_f64_avx512_12x16(kc, a64, b64, t,
                                                          nr, acc);
-                            tb_gemm_edge_f64_avx512_12x16(m, n, kc, a64,
-                                                          b64, c, LD, acc);
+                            tb_gemm_edge_f64_avx512_12x16(
+                                m, n, kc, a64, ip ? s64 : b64, ldb, c, LD,
+                                acc);
                             memcpy(got, c, sizeof c);
                             memcpy(full, t, sizeof t);
                         } else {
@@ -897,8 +909,9 @@ static void test_edge_kernels(void **state)
                                     t[r * nr + q] = (float)c0[r * LD + q];
                             tb_gemm_ukr_f32_avx512_12x32(kc, a32, b32, t,
                                                          nr, acc);
-                            tb_gemm_edge_f32_avx512_12x32(m, n, kc, a32,
-                                                          b32, c, LD, acc);
+                            tb_gemm_edge_f32_avx512_12x32(
+                                m, n, kc, a32, ip ? s32 : b32, ldb, c, LD,
+                                acc);
                             for (int i = 0; i < ROWS * LD; i++)
                                 got[i] = c[i];
                             for (int i = 0; i < MR * 32; i++)
@@ -913,10 +926,11 @@ static void test_edge_kernels(void **state)
                                                            c0[i * LD + q];
                                 if (!same_bits(got[i * LD + q], want)) {
                                     print_error(
-                                        "edge f%d m=%d n=%d kc=%lld acc=%d "
-                                        "[%d][%d]: got %g want %g\n",
-                                        f ? 64 : 32, m, n, (long long)kc,
-                                        acc, i, q, got[i * LD + q], want);
+                                        "edge f%d %s m=%d n=%d kc=%lld "
+                                        "acc=%d [%d][%d]: got %g want %g\n",
+                                        f ? 64 : 32, ip ? "in place" : "packed",
+                                        m, n, (long long)kc, acc, i, q,
+                                        got[i * LD + q], want);
                                     fail();
                                 }
                             }

@@ -197,7 +197,8 @@ void tb_gemm_ukr_f64_avx512_12x16(int64_t kc, const double *a,
  * compute from the same panels, written straight to C: only m rows of
  * FMAs (the packed A panel keeps its 12-value k steps; its padding rows
  * are not read), one vector column when n fits in one, masked loads and
- * stores past n.  Each element's sum is the full kernel's (zero, then
+ * stores past n; B's rows ldb apart (the packed panel's NR, or B in
+ * place: gemm_kernels.h).  Each element's sum is the full kernel's (zero, then
  * FMAs in k order, then + C when accumulating): the same bits.  Inlined
  * per m and vector count by the switches below, so the accumulator
  * arrays live in registers.  (At 128 x 128 the 8-row edge ran the 12-row
@@ -207,7 +208,7 @@ void tb_gemm_ukr_f64_avx512_12x16(int64_t kc, const double *a,
                     maskz_loadu, mask_storeu, MT)                          \
     static inline __attribute__((always_inline)) void name(               \
         const int m, const int nv, int64_t n, int64_t kc, const T *a,     \
-        const T *b, T *c, int64_t ldc, int accumulate)                    \
+        const T *b, int64_t ldb, T *c, int64_t ldc, int accumulate)       \
     {                                                                     \
         V acc[12][2];                                                     \
         const MT k0 = n >= VL ? (MT)~(MT)0 : (MT)(((MT)1 << n) - 1);      \
@@ -219,7 +220,8 @@ void tb_gemm_ukr_f64_avx512_12x16(int64_t kc, const double *a,
                 acc[r][v] = setzero();                                    \
         for (int64_t k = 0; k < kc; k++) {                                \
             _mm_prefetch((const char *)(a + PF_K * 12), _MM_HINT_T0);     \
-            V b0 = loadu(b), b1 = nv > 1 ? loadu(b + VL) : b0;            \
+            V b0 = maskz_loadu(k0, b);                                    \
+            V b1 = nv > 1 ? maskz_loadu(k1, b + VL) : b0;                 \
             _Pragma("GCC unroll 12") for (int r = 0; r < m; r++)          \
             {                                                             \
                 V av = set1(a[r]);                                        \
@@ -228,7 +230,7 @@ void tb_gemm_ukr_f64_avx512_12x16(int64_t kc, const double *a,
                     acc[r][1] = fmadd(av, b1, acc[r][1]);                 \
             }                                                             \
             a += 12;                                                      \
-            b += 2 * VL;                                                  \
+            b += ldb;                                                     \
         }                                                                 \
         _Pragma("GCC unroll 12") for (int r = 0; r < m; r++)              \
         {                                                                 \
@@ -255,9 +257,9 @@ EDGE_KERNEL(f64_edge, double, __m512d, 8, _mm512_setzero_pd,
 #define EDGE_CASE(fn, mm)                                                 \
     case mm:                                                              \
         if (n > VLEN)                                                     \
-            fn(mm, 2, n, kc, a, b, c, ldc, accumulate);                   \
+            fn(mm, 2, n, kc, a, b, ldb, c, ldc, accumulate);              \
         else                                                              \
-            fn(mm, 1, n, kc, a, b, c, ldc, accumulate);                   \
+            fn(mm, 1, n, kc, a, b, ldb, c, ldc, accumulate);              \
         return;
 #define EDGE_SWITCH(fn)                                                   \
     switch (m) {                                                          \
@@ -270,8 +272,9 @@ EDGE_KERNEL(f64_edge, double, __m512d, 8, _mm512_setzero_pd,
     }
 
 void tb_gemm_edge_f32_avx512_12x32(int64_t m, int64_t n, int64_t kc,
-                                   const float *a, const float *b, float *c,
-                                   int64_t ldc, int accumulate)
+                                   const float *a, const float *b,
+                                   int64_t ldb, float *c, int64_t ldc,
+                                   int accumulate)
 {
 #define VLEN 16
     EDGE_SWITCH(f32_edge)
@@ -280,7 +283,8 @@ void tb_gemm_edge_f32_avx512_12x32(int64_t m, int64_t n, int64_t kc,
 
 void tb_gemm_edge_f64_avx512_12x16(int64_t m, int64_t n, int64_t kc,
                                    const double *a, const double *b,
-                                   double *c, int64_t ldc, int accumulate)
+                                   int64_t ldb, double *c, int64_t ldc,
+                                   int accumulate)
 {
 #define VLEN 8
     EDGE_SWITCH(f64_edge)

@@ -52,21 +52,28 @@ void tb_gemm_ukr_f64_avx512_12x16(int64_t kc, const double *a,
 
 /* Edge tiles (AVX-512): the valid m x n corner (1 <= m <= MR,
  * 1 <= n <= NR) of the tile the level's full kernel computes from the
- * same packed panels, stored straight into c (row stride ldc; nothing
+ * same packed A panel, stored straight into c (row stride ldc; nothing
  * outside the m x n block is read or written), bit for bit the full
- * kernel's values; m or n outside those ranges: nothing. */
+ * kernel's values; m or n outside those ranges: nothing.  B's k-th row
+ * of the tile is at b + k * ldb: ldb = NR for a packed micro-panel, or
+ * B's own row stride where a GEMM of at most MR rows reads it in place
+ * (gemm_impl.inc: no packing of B); only its first n columns are read. */
 typedef void (*tb_gemm_edge_f32)(int64_t m, int64_t n, int64_t kc,
-                                 const float *a, const float *b, float *c,
-                                 int64_t ldc, int accumulate);
+                                 const float *a, const float *b,
+                                 int64_t ldb, float *c, int64_t ldc,
+                                 int accumulate);
 typedef void (*tb_gemm_edge_f64)(int64_t m, int64_t n, int64_t kc,
                                  const double *a, const double *b,
-                                 double *c, int64_t ldc, int accumulate);
+                                 int64_t ldb, double *c, int64_t ldc,
+                                 int accumulate);
 void tb_gemm_edge_f32_avx512_12x32(int64_t m, int64_t n, int64_t kc,
-                                   const float *a, const float *b, float *c,
-                                   int64_t ldc, int accumulate);
+                                   const float *a, const float *b,
+                                   int64_t ldb, float *c, int64_t ldc,
+                                   int accumulate);
 void tb_gemm_edge_f64_avx512_12x16(int64_t m, int64_t n, int64_t kc,
                                    const double *a, const double *b,
-                                   double *c, int64_t ldc, int accumulate);
+                                   int64_t ldb, double *c, int64_t ldc,
+                                   int accumulate);
 
 /* Packing of A into MR-row micro-panels (AVX-512, f32): the values and
  * layout of gemm_impl.inc's gemm_pack_a_ (ap[p*MR*kc + k*MR + r] =
