@@ -222,6 +222,15 @@ static void gemm_wait_ready(_Atomic int *f)
 /* Depth run of the packing loops: one 64-byte line of f32 source. */
 #define GEMM_PACK_KB 16
 
+/* The largest B a GEMM of at most 2 MR rows reads in place, unpacked
+ * (gemm_impl.inc's gemm_block_): 8 MiB of B (8 x 2048 x 1024 f32, 8 x
+ * 1024 x 1024 f64) ran 37-40% faster in place, 16 MiB (8 x 4096 x 1024
+ * f32, 8 x 2048 x 1024 f64) 48-84% slower (tbench ab, 10 blocks, Zen 4,
+ * 32 MiB L3). */
+#ifndef GEMM_INPLACE_B_MAX
+#define GEMM_INPLACE_B_MAX (8.0 * 1024 * 1024)
+#endif
+
 #define T float
 #define SFX f32
 #define GEMM_S_MR 4
