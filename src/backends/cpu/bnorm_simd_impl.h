@@ -276,7 +276,7 @@ static void BN_P(stat_init)(BN_P(stat) *st, const BN_T *x, int64_t len)
 /* The mean and (*ss) the sum of squared deviations of st's n = nb * len
  * values at x + k * stride + j (k < nb, j < len), whose sums st holds;
  * around the mean again when the shifted sums would cancel more than 2
- * bits. */
+ * bits (x NULL: never; the caller has made them around the mean). */
 static double BN_P(stat_done)(BN_P(stat) *st, const BN_T *x, int64_t nb,
                               int64_t stride, int64_t len, double *ss)
 {
@@ -287,7 +287,7 @@ static double BN_P(stat_done)(BN_P(stat) *st, const BN_T *x, int64_t nb,
     double s1, s2;
     BN_P(stat_tot)(st, &s1, &s2);
     double m = st->c + s1 / n, r = s1 * s1 / n;
-    if (r > 0.75 * s2) { /* far from c: again around the mean */
+    if (x && r > 0.75 * s2) { /* far from c: again around the mean */
         BN_P(stat_zero)(st, (BN_F)m);
         for (int64_t k = 0; k < nb; k++)
             BN_P(sums)(x + k * stride, len, st);
@@ -358,6 +358,59 @@ static void BN_P(gsums)(const BN_T *g, const BN_T *x, int64_t n,
     }
     st->d1 = d1;
     st->d2 = d2;
+}
+
+/* One pass over x and g: st += the sums of d = x[i] - c and d^2, gs +=
+ * the sums of g[i] and g[i] d (gs's c is st's), i < n: the statistics'
+ * and the gradients' sums from one read of the values. */
+static void BN_P(xgsums)(const BN_T *g, const BN_T *x, int64_t n,
+                         BN_P(stat) *st, BN_P(stat) *gs)
+{
+    const BV vc = BV_1(st->c), z = BV_1(0);
+    rd d1 = st->d1, d2 = st->d2, h1 = gs->d1, h2 = gs->d2;
+    int64_t i = 0;
+    while (i + 2 * BV_W <= n) {
+        BV a0 = z, a1 = z, q0 = z, q1 = z, s0 = z, s1 = z, t0 = z, t1 = z;
+        for (int k = 0; k < BN_BLK && i + 2 * BV_W <= n; k++, i += 2 * BV_W) {
+            const BV e0 = BV_SUB(BV_LD(x + i), vc);
+            const BV e1 = BV_SUB(BV_LD(x + i + BV_W), vc);
+            const BV g0 = BV_LD(g + i), g1 = BV_LD(g + i + BV_W);
+            a0 = BV_ADD(a0, e0);
+            a1 = BV_ADD(a1, e1);
+            q0 = BV_FMA(e0, e0, q0);
+            q1 = BV_FMA(e1, e1, q1);
+            s0 = BV_ADD(s0, g0);
+            s1 = BV_ADD(s1, g1);
+            t0 = BV_FMA(g0, e0, t0);
+            t1 = BV_FMA(g1, e1, t1);
+        }
+        BV_ACC(d1, BV_ADD(a0, a1));
+        BV_ACC(d2, BV_ADD(q0, q1));
+        BV_ACC(h1, BV_ADD(s0, s1));
+        BV_ACC(h2, BV_ADD(t0, t1));
+    }
+    for (; i < n; i++) {
+        const double e = BN_GET(x, i) - st->c;
+        st->s1 += e;
+        st->s2 += e * e;
+        gs->s1 += BN_GET(g, i);
+        gs->s2 += (double)BN_GET(g, i) * e;
+    }
+    st->d1 = d1;
+    st->d2 = d2;
+    gs->d1 = h1;
+    gs->d2 = h2;
+}
+
+/* Whether st's n values (nx, the sums of d = x - c and d^2) are far
+ * enough from c that ss = sum d^2 - (sum d)^2 / n would lose more than 2
+ * bits (BN_P(stat_done)'s test); *m their mean. */
+static bool BN_P(stat_far)(const BN_P(stat) *st, double n, double *m)
+{
+    double s1, s2;
+    BN_P(stat_tot)(st, &s1, &s2);
+    *m = n > 0 ? st->c + s1 / n : 0;
+    return n > 0 && s1 * s1 / n > 0.75 * s2;
 }
 
 /* dx[i] = k (g[i] wc - a - (x[i] - m) rstd b), i < n, as A g + B (x -
@@ -458,10 +511,13 @@ static void BN_P(group_norm)(void *arg, int part, int nparts)
 }
 
 /* batch_norm_backward over channels [c0, c1) (BATCH_NORM_BW_CH): the
- * statistics, the sums of g and g (x - c) (g's runs prefetched as the
- * statistics' are), then dx from L2.  (Running the next channel's
- * statistics alongside the sums of g, as batch_norm does, measured no
- * faster.) */
+ * statistics and the sums of g and g (x - c) in one pass around the
+ * same shift c (x's and g's runs prefetched BN_PF_RUNS ahead; both
+ * again around the mean when the statistics' test asks for it), then dx
+ * from L2 (one pass fewer over x than statistics, then g's sums: f32
+ * 151 -> 129 us, bf16 124 -> 102 us at 32x64x16x16).  (Running the next
+ * channel's statistics alongside the sums of g, as batch_norm does,
+ * measured no faster.) */
 static void BN_P(batch_norm_bw)(void *arg, int part, int nparts)
 {
     const tb_cpu_bnorm_job *j = arg;
@@ -474,18 +530,27 @@ static void BN_P(batch_norm_bw)(void *arg, int part, int nparts)
     int64_t c0, c1;
     tb_cpu_span(C, 1, part, nparts, &c0, &c1);
     for (int64_t c = c0; c < c1; c++) {
-        double ss, sg, sgd;
-        const double mean = BN_P(stats)(x + c * S, j->N, C * S, S, &ss);
-        const double rstd = 1 / sqrt((n > 0 ? ss / n : 0) + j->eps);
-        BN_P(stat) gs;
-        BN_P(stat_zero)(&gs, (BN_F)mean);
-        for (int64_t i = 0; i < j->N; i++) {
-            const int64_t o = (i * C + c) * S;
-            if (i + BN_PF_RUNS < j->N)
-                bn_prefetch(g + o + BN_PF_RUNS * C * S,
-                            S * (int64_t)sizeof(BN_T));
-            BN_P(gsums)(g + o, x + o, S, &gs);
+        double ss, sg, sgd, m0;
+        BN_P(stat) st, gs;
+        BN_P(stat_init)(&st, x + c * S, S);
+        for (int pass = 0; pass < 2; pass++) {
+            BN_P(stat_zero)(&gs, st.c);
+            for (int64_t i = 0; i < j->N; i++) {
+                const int64_t o = (i * C + c) * S;
+                if (i + BN_PF_RUNS < j->N) {
+                    bn_prefetch(x + o + BN_PF_RUNS * C * S,
+                                S * (int64_t)sizeof(BN_T));
+                    bn_prefetch(g + o + BN_PF_RUNS * C * S,
+                                S * (int64_t)sizeof(BN_T));
+                }
+                BN_P(xgsums)(g + o, x + o, S, &st, &gs);
+            }
+            if (pass || !BN_P(stat_far)(&st, n, &m0))
+                break;
+            BN_P(stat_zero)(&st, (BN_F)m0); /* again around the mean */
         }
+        const double mean = BN_P(stat_done)(&st, NULL, j->N, 0, S, &ss);
+        const double rstd = 1 / sqrt((n > 0 ? ss / n : 0) + j->eps);
         BN_P(stat_tot)(&gs, &sg, &sgd);
         const double sgx = rstd * (sgd - (mean - gs.c) * sg);
         const double wr = BN_GET(w, c) * rstd, a = sg / n, b = sgx / n;
