@@ -564,7 +564,11 @@ static void BN_P(batch_norm_bw)(void *arg, int part, int nparts)
 }
 
 /* group_norm_backward over (sample, group) pairs [r0, r1)
- * (GROUP_NORM_BW_RG) */
+ * (GROUP_NORM_BW_RG): where a channel's run is at least a step of
+ * BN_P(xgsums) (2 vectors), the pair's statistics and its channels'
+ * sums of g and g (x - c) in one pass around one shift (again around
+ * the mean when the statistics' test asks for it), else the statistics
+ * first and the sums around their mean; then dx. */
 static void BN_P(group_norm_bw)(void *arg, int part, int nparts)
 {
     const tb_cpu_bnorm_job *j = arg;
@@ -575,21 +579,38 @@ static void BN_P(group_norm_bw)(void *arg, int part, int nparts)
     int64_t r0, r1;
     tb_cpu_span(j->N * j->G, 1, part, nparts, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
-        double ss, sgh = 0, sghx = 0;
-        const double mean = BN_P(stats)(x + r * len, 1, 0, len, &ss);
-        const double rstd = 1 / sqrt(ss / (double)len + j->eps);
-        const BN_F cm = (BN_F)mean;
+        double ss, sgh = 0, sghx = 0, mean, m0;
         const int64_t c0 = (r % j->G) * cg;
         double *pp = j->part + (r / j->G * j->C + c0) * 2;
+        const BN_T *xr = x + r * len, *gr = g + r * len;
+        BN_P(stat) st, gs;
+        if (S >= 2 * BV_W) { /* statistics and sums in one pass */
+            BN_P(stat_init)(&st, xr, len);
+            for (int pass = 0; pass < 2; pass++) {
+                for (int64_t ch = 0; ch < cg; ch++) {
+                    BN_P(stat_zero)(&gs, st.c);
+                    BN_P(xgsums)(gr + ch * S, xr + ch * S, S, &st, &gs);
+                    BN_P(stat_tot)(&gs, &pp[2 * ch + 1], &pp[2 * ch]);
+                }
+                if (pass || !BN_P(stat_far)(&st, (double)len, &m0))
+                    break;
+                BN_P(stat_zero)(&st, (BN_F)m0); /* again around the mean */
+            }
+            mean = BN_P(stat_done)(&st, NULL, 1, 0, len, &ss);
+        } else { /* the statistics, then the sums around their mean */
+            mean = BN_P(stats)(xr, 1, 0, len, &ss);
+            BN_P(stat_zero)(&st, (BN_F)mean);
+            for (int64_t ch = 0; ch < cg; ch++) {
+                BN_P(stat_zero)(&gs, st.c);
+                BN_P(gsums)(gr + ch * S, xr + ch * S, S, &gs);
+                BN_P(stat_tot)(&gs, &pp[2 * ch + 1], &pp[2 * ch]);
+            }
+        }
+        const double rstd = 1 / sqrt(ss / (double)len + j->eps);
         for (int64_t ch = 0; ch < cg; ch++) {
-            double sgd, sg;
-            BN_P(stat) gs;
-            BN_P(stat_zero)(&gs, cm);
-            BN_P(gsums)(g + r * len + ch * S, x + r * len + ch * S, S, &gs);
-            BN_P(stat_tot)(&gs, &sg, &sgd);
-            const double sgx = rstd * (sgd - (mean - cm) * sg);
+            const double sg = pp[2 * ch + 1];
+            const double sgx = rstd * (pp[2 * ch] - (mean - st.c) * sg);
             pp[2 * ch] = sgx;
-            pp[2 * ch + 1] = sg;
             sgh += sg * BN_GET(w, c0 + ch);
             sghx += sgx * BN_GET(w, c0 + ch);
         }
