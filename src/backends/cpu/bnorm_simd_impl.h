@@ -78,15 +78,20 @@
 
 #ifndef TB_BACKENDS_CPU_BNORM_SIMD_ONCE
 #define TB_BACKENDS_CPU_BNORM_SIMD_ONCE
-/* the lanes of a double vector added */
+/* the lanes of a double vector added, as a tree (halves added, then
+ * their halves: a short chain where a pair's or a channel's results
+ * wait on it) */
 static inline double bn_hsum(rd v)
 {
-    double t[RS_W];
-    rs_stored(t, v);
-    double s = 0;
-    for (int i = 0; i < RS_W; i++)
-        s += t[i];
-    return s;
+#if RS_W == 8
+    const __m256d h = _mm256_add_pd(_mm512_castpd512_pd256(v),
+                                    _mm512_extractf64x4_pd(v, 1));
+#else
+    const __m256d h = v;
+#endif
+    const __m128d q = _mm_add_pd(_mm256_castpd256_pd128(h),
+                                 _mm256_extractf128_pd(h, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(q, _mm_unpackhi_pd(q, q)));
 }
 
 /* Runs ahead that the loops over a channel's strided runs prefetch
