@@ -273,16 +273,13 @@ static void BN_P(stat_init)(BN_P(stat) *st, const BN_T *x, int64_t len)
 {
     const int64_t h = len < 16 ? len : 16;
     double c0 = 0;
-#if BN_H16 /* widened by one vector load (BN_GET converts one by one) */
-    if (h == 16) {
-        float t[16];
-        _mm512_storeu_ps(t, BV_LD(x));
-        for (int j = 0; j < 16; j++)
-            c0 += t[j];
-        BN_P(stat_zero)(st, (BN_F)(c0 / 16));
+    if (h == 16) { /* by vectors, added as a tree (a short chain) */
+        rd acc = rs_d1(0.0);
+        for (int k = 0; k < 16; k += BV_W)
+            BV_ACC(acc, BV_LD(x + k));
+        BN_P(stat_zero)(st, (BN_F)(bn_hsum(acc) / 16));
         return;
     }
-#endif
     for (int64_t j = 0; j < h; j++)
         c0 += BN_GET(x, j);
     BN_P(stat_zero)(st, (BN_F)(h > 0 ? c0 / (double)h : 0));
