@@ -101,6 +101,43 @@ DX_AI void dx_tr(rd *v)
 }
 #endif
 
+#if RS_W == 8
+/* A block of two columns (w = 2, the last of n = 10) at AVX-512: each
+ * row's pair one 128-bit load, rows 0, 2, 4, 6 in a and 1, 3, 5, 7 in b
+ * (three inserts each), then one unpack per column: 8 shuffles, where
+ * the transpose took 14 (out: 24, the transposed block's every row
+ * holding a pair); the same values. */
+DX_AI void dx_pair_in(const double *x, int64_t n, rd *c)
+{
+    rd a = _mm512_castpd128_pd512(_mm_loadu_pd(x));
+    rd b = _mm512_castpd128_pd512(_mm_loadu_pd(x + n));
+#pragma GCC unroll 4
+    for (int q = 1; q < 4; q++) {
+        a = _mm512_insertf64x2(a, _mm_loadu_pd(x + 2 * q * n), q);
+        b = _mm512_insertf64x2(b, _mm_loadu_pd(x + (2 * q + 1) * n), q);
+    }
+    c[0] = _mm512_unpacklo_pd(a, b);
+    c[1] = _mm512_unpackhi_pd(a, b);
+#pragma GCC unroll 8
+    for (int l = 2; l < 8; l++)
+        c[l] = rs_d1(0.0);
+}
+
+DX_AI void dx_pair_out(const rd *c, int64_t n, double *o)
+{
+    const rd a = _mm512_unpacklo_pd(c[0], c[1]); /* rows 0, 2, 4, 6 */
+    const rd b = _mm512_unpackhi_pd(c[0], c[1]); /* rows 1, 3, 5, 7 */
+    _mm_storeu_pd(o, _mm512_castpd512_pd128(a));
+    _mm_storeu_pd(o + n, _mm512_castpd512_pd128(b));
+    _mm_storeu_pd(o + 2 * n, _mm512_extractf64x2_pd(a, 1));
+    _mm_storeu_pd(o + 3 * n, _mm512_extractf64x2_pd(b, 1));
+    _mm_storeu_pd(o + 4 * n, _mm512_extractf64x2_pd(a, 2));
+    _mm_storeu_pd(o + 5 * n, _mm512_extractf64x2_pd(b, 2));
+    _mm_storeu_pd(o + 6 * n, _mm512_extractf64x2_pd(a, 3));
+    _mm_storeu_pd(o + 7 * n, _mm512_extractf64x2_pd(b, 3));
+}
+#endif
+
 /* One block of RS_W columns from k0 (w = min(n - k0, RS_W) of them) of
  * RS_W rows of n elements (row stride n) into c[k0 .. k0 + RS_W) (lane
  * l = row l's element k; lanes past n are 0): the rows loaded (masked
@@ -108,6 +145,12 @@ DX_AI void dx_tr(rd *v)
 DX_AI void dx_blk_in(const double *x, int64_t n, int64_t k0, rd *c)
 {
     const int64_t w = n - k0 < RS_W ? n - k0 : RS_W;
+#if RS_W == 8
+    if (w == 2) {
+        dx_pair_in(x + k0, n, c + k0);
+        return;
+    }
+#endif
 #pragma GCC unroll 8
     for (int l = 0; l < RS_W; l++)
         c[k0 + l] = w == RS_W ? rs_loadd(x + l * n + k0)
@@ -118,6 +161,12 @@ DX_AI void dx_blk_in(const double *x, int64_t n, int64_t k0, rd *c)
 DX_AI void dx_blk_out(rd *c, int64_t n, int64_t k0, double *o)
 {
     const int64_t w = n - k0 < RS_W ? n - k0 : RS_W;
+#if RS_W == 8
+    if (w == 2) {
+        dx_pair_out(c + k0, n, o + k0);
+        return;
+    }
+#endif
     dx_tr(c + k0);
 #pragma GCC unroll 8
     for (int l = 0; l < RS_W; l++) {
