@@ -157,28 +157,42 @@ static inline vf bw_perm(const int32_t *idx, vf base)
  * lane in double from 0 in element order (the portable row's sum, bit
  * for bit) rounded to float, then dx = g - exp(y) s on the block's n
  * full vectors in memory order, s fetched per element by a permute
- * (fidx[v][k] = the row of flat element v L + k). */
+ * (fidx[v][k] = the row of flat element v L + k).  Blocks go in chunks
+ * of BW_SHORT_CHUNK, the sums of the chunk's blocks first, then their
+ * writes: one block after another, each write waited on its block's
+ * chain of sums. */
+#define BW_SHORT_CHUNK 8
 static void bw_lsm_short(const float *g, const float *y, float *dx,
                          int64_t nb, int64_t n)
 {
     const int64_t L = VS_LANES;
     int32_t fidx[VS_LANES][VS_LANES];
     ks_row_index(fidx, n);
-    for (int64_t b = 0; b < nb; b++) {
-        const float *gb = g + b * L * n, *yb = y + b * L * n;
-        float *db = dx + b * L * n;
-        vf c[VS_LANES];
-        for (int64_t r = 0; r < L; r++)
-            c[r] = v_load_n(gb + r * n, n);
-        v_transpose(c);
-        bw_vd lo = bw_dzero(), hi = bw_dzero();
-        for (int64_t k = 0; k < n; k++)
-            bw_dacc(c[k], &lo, &hi);
-        const vf st = bw_dcvt(lo, hi);
-        for (int64_t v = 0; v < n; v++)
-            v_store(db + v * L,
-                    v_fnma(vs_exp(v_load(yb + v * L)), bw_perm(fidx[v], st),
-                           v_load(gb + v * L)));
+    vf sts[BW_SHORT_CHUNK];
+    for (int64_t b0 = 0; b0 < nb; b0 += BW_SHORT_CHUNK) {
+        const int64_t cb =
+            nb - b0 < BW_SHORT_CHUNK ? nb - b0 : BW_SHORT_CHUNK;
+        for (int64_t b = 0; b < cb; b++) {
+            const float *gb = g + (b0 + b) * L * n;
+            vf c[VS_LANES];
+            for (int64_t r = 0; r < L; r++)
+                c[r] = v_load_n(gb + r * n, n);
+            v_transpose(c);
+            bw_vd lo = bw_dzero(), hi = bw_dzero();
+            for (int64_t k = 0; k < n; k++)
+                bw_dacc(c[k], &lo, &hi);
+            sts[b] = bw_dcvt(lo, hi);
+        }
+        for (int64_t b = 0; b < cb; b++) {
+            const float *gb = g + (b0 + b) * L * n,
+                        *yb = y + (b0 + b) * L * n;
+            float *db = dx + (b0 + b) * L * n;
+            for (int64_t v = 0; v < n; v++)
+                v_store(db + v * L,
+                        v_fnma(vs_exp(v_load(yb + v * L)),
+                               bw_perm(fidx[v], sts[b]),
+                               v_load(gb + v * L)));
+        }
     }
 }
 
