@@ -402,36 +402,3 @@ CONVD_COL2IM(f32, float, __m512, 16, __mmask16, _mm512_setzero_ps,
              _mm512_add_ps, _mm512_maskz_loadu_ps, _mm512_mask_storeu_ps)
 CONVD_COL2IM(f64, double, __m512d, 8, __mmask8, _mm512_setzero_pd,
              _mm512_add_pd, _mm512_maskz_loadu_pd, _mm512_mask_storeu_pd)
-
-void tb_cpu_convd_widen_bf16(const uint16_t *src, float *dst, int64_t n)
-{
-    for (int64_t i = 0; i < n; i += 16) {
-        const __mmask16 m = convd_mask_f32(n - i);
-        const __m512i v = _mm512_slli_epi32(
-            _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, src + i)), 16);
-        _mm512_mask_storeu_ps(dst + i, m, _mm512_castsi512_ps(v));
-    }
-}
-
-void tb_cpu_convd_narrow_bf16(const float *src, uint16_t *dst, int64_t n)
-{
-    const __m512i abs = _mm512_set1_epi32(0x7fffffff);
-    const __m512i inf = _mm512_set1_epi32(0x7f800000);
-    const __m512i half = _mm512_set1_epi32(0x7fff);
-    const __m512i one = _mm512_set1_epi32(1);
-    const __m512i quiet = _mm512_set1_epi32(0x40);
-    for (int64_t i = 0; i < n; i += 16) {
-        const __mmask16 m = convd_mask_f32(n - i);
-        const __m512i x = _mm512_castps_si512(_mm512_maskz_loadu_ps(m, src + i));
-        const __m512i hi = _mm512_srli_epi32(x, 16);
-        /* round to nearest even on the 16 bits dropped; NaN kept quiet */
-        __m512i r = _mm512_srli_epi32(
-            _mm512_add_epi32(x, _mm512_add_epi32(half,
-                                                 _mm512_and_si512(hi, one))),
-            16);
-        const __mmask16 nan =
-            _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, abs), inf);
-        r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, quiet));
-        _mm256_mask_storeu_epi16(dst + i, m, _mm512_cvtepi32_epi16(r));
-    }
-}

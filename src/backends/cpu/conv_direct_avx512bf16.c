@@ -1,0 +1,129 @@
+/* The direct stride-1 convolution loop of the avx512bf16 level, bf16
+ * forward (conv_direct.h; built with only that level's flags,
+ * meson.build).
+ *
+ * The taps r = (c*KH + kh)*KW + kw are taken two at a time: pair p holds
+ * taps 2p and 2p + 1 (a zero in place of tap R when R is odd).  A tile
+ * is 8 output channels x NV vectors (NV = 1..3) of 16 pixels of one
+ * output row, 8*NV f32 accumulators started at the bias; per pair and
+ * vector the two taps' image rows are loaded (16 bf16 each, masked at
+ * the row's end) and interleaved by one vpermt2w into 16 dwords (tap
+ * 2p's pixel in the low half, tap 2p + 1's in the high), then 8
+ * vdpbf16ps against the pair's packed weights broadcast as dwords.  The
+ * sums leave the registers once, rounded to bf16 by vcvtneps2bf16. */
+#include "conv_direct.h"
+
+#include <immintrin.h>
+
+/* the largest R the loops take (conv_direct.h's TB_CPU_CONVD_MAX_R):
+ * the taps' offsets live on the stack */
+#define CONVB_MAX_R TB_CPU_CONVD_MAX_R
+
+static __mmask16 convb_mask(int64_t n)
+{
+    return n >= 16 ? (__mmask16)0xffff
+                   : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
+}
+
+/* the 16 bf16 of a tap's row from x (m: the lanes inside the row) */
+static inline __m512i convb_load(__mmask16 m, const uint16_t *x)
+{
+    return _mm512_castsi256_si512(_mm256_maskz_loadu_epi16(m, x));
+}
+
+/* One tile of NV vectors: off [R] the taps' offsets in the padded
+ * image, w the pairs' packed weights (8 dwords a pair), nrows (<= 8)
+ * output channels stored, m [NV] the row's lanes. */
+#define CONVB_TILE(NV)                                                     \
+    static void convb_tile_##NV(const uint16_t *restrict xrow,             \
+                                const int64_t *off, int64_t R,             \
+                                const uint32_t *restrict w,                \
+                                const float *bias8, uint16_t *restrict o,  \
+                                int64_t P, int nrows, const __mmask16 *m)  \
+    {                                                                      \
+        /* word 2i: lane i of the first source, 2i + 1: of the second */   \
+        const __m512i idx = _mm512_set_epi16(                              \
+            47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8,  \
+            39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);       \
+        __m512 acc[TB_CPU_CONVD_OB][NV];                                   \
+        _Pragma("GCC unroll 8") for (int i = 0; i < TB_CPU_CONVD_OB; i++)  \
+            _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)           \
+                acc[i][v] = bias8 ? _mm512_set1_ps(bias8[i])               \
+                                  : _mm512_setzero_ps();                   \
+        for (int64_t r = 0; r < R; r += 2, w += TB_CPU_CONVD_OB) {         \
+            __m512i xv[NV];                                                \
+            const uint16_t *x0 = xrow + off[r];                            \
+            if (r + 1 < R) {                                               \
+                const uint16_t *x1 = xrow + off[r + 1];                    \
+                _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)       \
+                    xv[v] = _mm512_permutex2var_epi16(                     \
+                        convb_load(m[v], x0 + v * 16), idx,                \
+                        convb_load(m[v], x1 + v * 16));                    \
+            } else {                                                       \
+                _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)       \
+                    xv[v] = _mm512_cvtepu16_epi32(                         \
+                        _mm256_maskz_loadu_epi16(m[v], x0 + v * 16));      \
+            }                                                              \
+            _Pragma("GCC unroll 8") for (int i = 0; i < TB_CPU_CONVD_OB;   \
+                                         i++)                              \
+            {                                                              \
+                const __m512bh wi =                                        \
+                    (__m512bh)_mm512_set1_epi32((int)w[i]);                \
+                _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)       \
+                    acc[i][v] = _mm512_dpbf16_ps(acc[i][v],                \
+                                                 (__m512bh)xv[v], wi);     \
+            }                                                              \
+        }                                                                  \
+        _Pragma("GCC unroll 8") for (int i = 0; i < TB_CPU_CONVD_OB; i++)  \
+            if (i < nrows)                                                 \
+                _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)       \
+                    _mm256_mask_storeu_epi16(                              \
+                        o + i * P + v * 16, m[v],                          \
+                        (__m256i)_mm512_cvtneps_pbh(acc[i][v]));           \
+    }
+
+CONVB_TILE(1)
+CONVB_TILE(2)
+CONVB_TILE(3)
+
+void tb_cpu_convd_fwd_bf16_avx512bf16(const uint16_t *xp,
+                                      const uint32_t *wp, const float *bias,
+                                      uint16_t *out,
+                                      const tb_cpu_convd_geom *g)
+{
+    const int64_t P = g->OH * g->OW, R = g->C * g->KH * g->KW;
+    const int64_t NP = (R + 1) / 2;
+    const int64_t nvec = (g->OW + 15) / 16;
+    int64_t off[CONVB_MAX_R];
+    for (int64_t c = 0, r = 0; c < g->C; c++)
+        for (int64_t kh = 0; kh < g->KH; kh++)
+            for (int64_t kw = 0; kw < g->KW; kw++, r++)
+                off[r] = (c * g->Hp + kh * g->dil) * g->Wp + kw * g->dil;
+    for (int64_t o0 = 0; o0 < g->O; o0 += TB_CPU_CONVD_OB) {
+        const int nrows = g->O - o0 < TB_CPU_CONVD_OB ? (int)(g->O - o0)
+                                                      : TB_CPU_CONVD_OB;
+        const uint32_t *w = wp + (o0 / TB_CPU_CONVD_OB) * NP * TB_CPU_CONVD_OB;
+        float b8[TB_CPU_CONVD_OB];
+        for (int i = 0; i < TB_CPU_CONVD_OB; i++)
+            b8[i] = bias && i < nrows ? bias[o0 + i] : 0.0f;
+        const float *b = bias ? b8 : 0;
+        for (int64_t oh = 0; oh < g->OH; oh++)
+            for (int64_t v0 = 0; v0 < nvec;) {
+                /* 1..3 vectors a tile (4 left: 2 and 2) */
+                const int64_t left = nvec - v0;
+                const int nv = left <= 3 ? (int)left : left == 4 ? 2 : 3;
+                __mmask16 m[3];
+                for (int v = 0; v < 3; v++)
+                    m[v] = convb_mask(g->OW - (v0 + v) * 16);
+                const uint16_t *xrow = xp + oh * g->Wp + v0 * 16;
+                uint16_t *o = out + o0 * P + oh * g->OW + v0 * 16;
+                if (nv == 1)
+                    convb_tile_1(xrow, off, R, w, b, o, P, nrows, m);
+                else if (nv == 2)
+                    convb_tile_2(xrow, off, R, w, b, o, P, nrows, m);
+                else
+                    convb_tile_3(xrow, off, R, w, b, o, P, nrows, m);
+                v0 += nv;
+            }
+    }
+}
