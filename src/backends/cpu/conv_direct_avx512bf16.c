@@ -10,7 +10,8 @@
  * the row's end) and interleaved by one vpermt2w into 16 dwords (tap
  * 2p's pixel in the low half, tap 2p + 1's in the high), then 8
  * vdpbf16ps against the pair's packed weights broadcast as dwords.  The
- * sums leave the registers once, rounded to bf16 by vcvtneps2bf16.  A
+ * sums leave the registers once, rounded to bf16 by vcvtneps2bf16.
+ * Rows of one vector (OW <= 16) take 1..3 rows a tile.  A
  * block of 1 or 2 output channels (O of 1 or 2, the tail of O) runs one
  * channel x 4 rows a tile. */
 #include "conv_direct.h"
@@ -35,14 +36,19 @@ static inline __m512i convb_load(__mmask16 m, const uint16_t *x)
 
 /* One tile of NV vectors: off [R] the taps' offsets in the padded
  * image, w the pairs' packed weights (8 dwords a pair), nrows (<= 8)
- * output channels stored, m [NV] the row's lanes. */
-#define CONVB_TILE(NV)                                                     \
-    static void convb_tile_##NV(const uint16_t *restrict xrow,             \
+ * output channels stored, m [NV] the vectors' lanes; vector v at xrow +
+ * v*xs in the image and o + v*os in the output (16 and 16: along a row;
+ * Wp and OW: down the rows of a one-vector row). */
+#define CONVB_TILE(NV, SFX, XS, OS, ATTR)                                  \
+    static ATTR void convb_tile##SFX##_##NV(const uint16_t *restrict xrow, \
                                 const int64_t *off, int64_t R,             \
                                 const uint32_t *restrict w,                \
                                 const float *bias8, uint16_t *restrict o,  \
-                                int64_t P, int nrows, const __mmask16 *m)  \
+                                int64_t P, int nrows, const __mmask16 *m,  \
+                                int64_t xs, int64_t os)                    \
     {                                                                      \
+        (void)xs;                                                          \
+        (void)os;                                                          \
         /* word 2i: lane i of the first source, 2i + 1: of the second */   \
         const __m512i idx = _mm512_set_epi16(                              \
             47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8,  \
@@ -59,12 +65,12 @@ static inline __m512i convb_load(__mmask16 m, const uint16_t *x)
                 const uint16_t *x1 = xrow + off[r + 1];                    \
                 _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)       \
                     xv[v] = _mm512_permutex2var_epi16(                     \
-                        convb_load(m[v], x0 + v * 16), idx,                \
-                        convb_load(m[v], x1 + v * 16));                    \
+                        convb_load(m[v], x0 + v * (XS)), idx,              \
+                        convb_load(m[v], x1 + v * (XS)));                  \
             } else {                                                       \
                 _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)       \
                     xv[v] = _mm512_cvtepu16_epi32(                         \
-                        _mm256_maskz_loadu_epi16(m[v], x0 + v * 16));      \
+                        _mm256_maskz_loadu_epi16(m[v], x0 + v * (XS)));    \
             }                                                              \
             _Pragma("GCC unroll 8") for (int i = 0; i < TB_CPU_CONVD_OB;   \
                                          i++)                              \
@@ -80,13 +86,19 @@ static inline __m512i convb_load(__mmask16 m, const uint16_t *x)
             if (i < nrows)                                                 \
                 _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)       \
                     _mm256_mask_storeu_epi16(                              \
-                        o + i * P + v * 16, m[v],                          \
+                        o + i * P + v * (OS), m[v],                        \
                         (__m256i)_mm512_cvtneps_pbh(acc[i][v]));           \
     }
 
-CONVB_TILE(1)
-CONVB_TILE(2)
-CONVB_TILE(3)
+/* along a row (xs, os unused; inlined), and down the rows (not inlined:
+ * inlined too, the caller's code grew and the tiles along a row ran 6%
+ * slower, 8x1x28x28 * 16x1x3x3) */
+CONVB_TILE(1, , 16, 16, inline)
+CONVB_TILE(2, , 16, 16, inline)
+CONVB_TILE(3, , 16, 16, inline)
+CONVB_TILE(1, _down, xs, os, __attribute__((noinline)))
+CONVB_TILE(2, _down, xs, os, __attribute__((noinline)))
+CONVB_TILE(3, _down, xs, os, __attribute__((noinline)))
 
 /* One tile of one output channel (a block's 1 or 2 channels: an
  * 8-channel tile would waste most of its vdpbf16ps) x CONVB_RB output
@@ -205,6 +217,28 @@ void tb_cpu_convd_fwd_bf16_avx512bf16(const uint16_t *xp,
         for (int i = 0; i < TB_CPU_CONVD_OB; i++)
             b8[i] = bias && i < nrows ? bias[o0 + i] : 0.0f;
         const float *b = bias ? b8 : 0;
+        if (nvec == 1) {
+            /* a tile of 1..3 rows (4 left: 2 and 2) */
+            const __mmask16 m[3] = {convb_mask(g->OW), convb_mask(g->OW),
+                                    convb_mask(g->OW)};
+            for (int64_t oh = 0; oh < g->OH;) {
+                const int64_t left = g->OH - oh;
+                const int nv = left <= 3 ? (int)left : left == 4 ? 2 : 3;
+                const uint16_t *xrow = xp + oh * g->Wp;
+                uint16_t *o = out + o0 * P + oh * g->OW;
+                if (nv == 1)
+                    convb_tile_down_1(xrow, off, R, w, b, o, P, nrows, m, g->Wp,
+                                 g->OW);
+                else if (nv == 2)
+                    convb_tile_down_2(xrow, off, R, w, b, o, P, nrows, m, g->Wp,
+                                 g->OW);
+                else
+                    convb_tile_down_3(xrow, off, R, w, b, o, P, nrows, m, g->Wp,
+                                 g->OW);
+                oh += nv;
+            }
+            continue;
+        }
         for (int64_t oh = 0; oh < g->OH; oh++)
             for (int64_t v0 = 0; v0 < nvec;) {
                 /* 1..3 vectors a tile (4 left: 2 and 2) */
@@ -216,11 +250,14 @@ void tb_cpu_convd_fwd_bf16_avx512bf16(const uint16_t *xp,
                 const uint16_t *xrow = xp + oh * g->Wp + v0 * 16;
                 uint16_t *o = out + o0 * P + oh * g->OW + v0 * 16;
                 if (nv == 1)
-                    convb_tile_1(xrow, off, R, w, b, o, P, nrows, m);
+                    convb_tile_1(xrow, off, R, w, b, o, P, nrows, m, 16,
+                                 16);
                 else if (nv == 2)
-                    convb_tile_2(xrow, off, R, w, b, o, P, nrows, m);
+                    convb_tile_2(xrow, off, R, w, b, o, P, nrows, m, 16,
+                                 16);
                 else
-                    convb_tile_3(xrow, off, R, w, b, o, P, nrows, m);
+                    convb_tile_3(xrow, off, R, w, b, o, P, nrows, m, 16,
+                                 16);
                 v0 += nv;
             }
     }
