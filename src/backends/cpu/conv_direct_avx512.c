@@ -402,3 +402,17 @@ CONVD_COL2IM(f32, float, __m512, 16, __mmask16, _mm512_setzero_ps,
              _mm512_add_ps, _mm512_maskz_loadu_ps, _mm512_mask_storeu_ps)
 CONVD_COL2IM(f64, double, __m512d, 8, __mmask8, _mm512_setzero_pd,
              _mm512_add_pd, _mm512_maskz_loadu_pd, _mm512_mask_storeu_pd)
+
+void tb_cpu_convd_copy_rows(const void *src, int64_t ss, void *dst,
+                            int64_t ds, int64_t rows, int64_t n)
+{
+    const char *s = src;
+    char *d = dst;
+    for (int64_t r = 0; r < rows; r++, s += ss, d += ds)
+        for (int64_t b = 0; b < n; b += 64) {
+            const __mmask64 m = n - b >= 64 ? ~(__mmask64)0
+                                            : ((__mmask64)1 << (n - b)) - 1;
+            _mm512_mask_storeu_epi8(d + b, m,
+                                    _mm512_maskz_loadu_epi8(m, s + b));
+        }
+}

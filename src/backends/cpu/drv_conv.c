@@ -122,11 +122,11 @@ static void cpu_conv_direct(const cpu_conv_job *j, char *pad, int64_t lo,
         char *on = j->o + (size_t)(n * j->O * j->P) * es;
         if (g->pad > 0) {
             for (int64_t ci = 0; ci < g->C; ci++)
-                for (int64_t ih = 0; ih < g->H; ih++)
-                    memcpy(pad + (size_t)((ci * Hp + ih + g->pad) * Wp +
-                                          g->pad) * es,
-                           xn + (size_t)((ci * g->H + ih) * g->W) * es,
-                           (size_t)g->W * es);
+                tb_cpu_convd_copy_rows(
+                    xn + (size_t)(ci * g->H * g->W) * es,
+                    g->W * (int64_t)es,
+                    pad + (size_t)((ci * Hp + g->pad) * Wp + g->pad) * es,
+                    Wp * (int64_t)es, g->H, g->W * (int64_t)es);
             xn = pad;
         }
 #if TB_CPU_HAVE_AVX512BF16
@@ -346,20 +346,24 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
         const size_t es = j.esz;
         const int64_t rw = dt == TB_BF16 ? 2 * ((j.R + 1) / 2) : j.R;
         const int64_t ru = dt == TB_BF16 ? 2 : 1; /* taps a unit */
-        for (int64_t b = 0; b * TB_CPU_CONVD_OB < j.O; b++)
-            for (int64_t r = 0; r < rw; r += ru)
-                for (int i = 0; i < TB_CPU_CONVD_OB; i++)
-                    for (int64_t u = 0; u < ru; u++) {
-                        const int64_t o = b * TB_CPU_CONVD_OB + i;
-                        char *d = wp + (size_t)((b * rw + r) *
-                                                    TB_CPU_CONVD_OB +
-                                                i * ru + u) * es;
-                        if (o >= j.O || r + u >= j.R)
-                            memset(d, 0, es);
-                        else
-                            memcpy(d, j.w + (size_t)(o * j.R + r + u) * es,
-                                   es);
-                    }
+        const int64_t nb = (j.O + TB_CPU_CONVD_OB - 1) / TB_CPU_CONVD_OB;
+        memset(wp, 0, (size_t)(nb * TB_CPU_CONVD_OB * rw) * es);
+        /* typed: a memcpy an element cost 7% of a bf16 8x4x16x16 conv */
+#define CPU_CONVD_PACK(T)                                                 \
+    for (int64_t o = 0; o < j.O; o++)                                     \
+        for (int64_t r = 0; r < j.R; r++)                                 \
+            ((T *)wp)[((o / TB_CPU_CONVD_OB) * rw + r - r % ru) *         \
+                          TB_CPU_CONVD_OB +                               \
+                      (o % TB_CPU_CONVD_OB) * ru + r % ru] =              \
+                ((const T *)j.w)[o * j.R + r];
+        if (es == 2) {
+            CPU_CONVD_PACK(uint16_t)
+        } else if (es == 4) {
+            CPU_CONVD_PACK(float)
+        } else {
+            CPU_CONVD_PACK(double)
+        }
+#undef CPU_CONVD_PACK
         j.wp = wp;
         if (dt == TB_BF16 && j.bias) {
             /* bf16 to f32: the bits in the high half (exact) */
