@@ -89,8 +89,8 @@ void tb_cpu_convd_col2im_f64_avx512(const double *dcol, double *dx,
                                     int64_t OW, int64_t pad, int64_t dil);
 
 /* rows rows of n bytes from src (rows ss bytes apart) to dst (ds
- * apart): the padded image's interior, one masked 64-byte vector at a
- * time (a memcpy call per row was 14% of a bf16 8x4x16x16 conv). */
+ * apart): the padded image's interior, by vectors, the tail of a row
+ * masked (a memcpy call per row was 14% of a bf16 8x4x16x16 conv). */
 void tb_cpu_convd_copy_rows(const void *src, int64_t ss, void *dst,
                             int64_t ds, int64_t rows, int64_t n);
 

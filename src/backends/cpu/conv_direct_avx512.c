@@ -408,11 +408,21 @@ void tb_cpu_convd_copy_rows(const void *src, int64_t ss, void *dst,
 {
     const char *s = src;
     char *d = dst;
-    for (int64_t r = 0; r < rows; r++, s += ss, d += ds)
-        for (int64_t b = 0; b < n; b += 64) {
-            const __mmask64 m = n - b >= 64 ? ~(__mmask64)0
-                                            : ((__mmask64)1 << (n - b)) - 1;
-            _mm512_mask_storeu_epi8(d + b, m,
-                                    _mm512_maskz_loadu_epi8(m, s + b));
+    for (int64_t r = 0; r < rows; r++, s += ss, d += ds) {
+        /* whole vectors unmasked (a masked store cost more), the tail
+         * masked */
+        int64_t b = 0;
+        for (; b + 64 <= n; b += 64)
+            _mm512_storeu_si512(d + b, _mm512_loadu_si512(s + b));
+        if (b + 32 <= n) {
+            _mm256_storeu_si256((__m256i *)(d + b),
+                                _mm256_loadu_si256((const __m256i *)(s + b)));
+            b += 32;
         }
+        if (b < n) {
+            const __mmask32 m = ((__mmask32)1 << (n - b)) - 1;
+            _mm256_mask_storeu_epi8(d + b, m,
+                                    _mm256_maskz_loadu_epi8(m, s + b));
+        }
+    }
 }
