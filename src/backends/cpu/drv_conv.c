@@ -345,23 +345,23 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
         char *wp = j.col + (size_t)parts * j.colsz * j.esz;
         const size_t es = j.esz;
         const int64_t rw = dt == TB_BF16 ? 2 * ((j.R + 1) / 2) : j.R;
-        const int64_t ru = dt == TB_BF16 ? 2 : 1; /* taps a unit */
         const int64_t nb = (j.O + TB_CPU_CONVD_OB - 1) / TB_CPU_CONVD_OB;
         memset(wp, 0, (size_t)(nb * TB_CPU_CONVD_OB * rw) * es);
         /* typed: a memcpy an element cost 7% of a bf16 8x4x16x16 conv */
-#define CPU_CONVD_PACK(T)                                                 \
-    for (int64_t o = 0; o < j.O; o++)                                     \
+#define CPU_CONVD_PACK(T, RU)                                             \
+    for (int64_t o = 0; o < j.O; o++) {                                   \
+        T *d = (T *)wp + (o / TB_CPU_CONVD_OB) * rw * TB_CPU_CONVD_OB +   \
+               (o % TB_CPU_CONVD_OB) * (RU);                              \
+        const T *sw = (const T *)j.w + o * j.R;                           \
         for (int64_t r = 0; r < j.R; r++)                                 \
-            ((T *)wp)[((o / TB_CPU_CONVD_OB) * rw + r - r % ru) *         \
-                          TB_CPU_CONVD_OB +                               \
-                      (o % TB_CPU_CONVD_OB) * ru + r % ru] =              \
-                ((const T *)j.w)[o * j.R + r];
+            d[(r - r % (RU)) * TB_CPU_CONVD_OB + r % (RU)] = sw[r];       \
+    }
         if (es == 2) {
-            CPU_CONVD_PACK(uint16_t)
+            CPU_CONVD_PACK(uint16_t, 2)
         } else if (es == 4) {
-            CPU_CONVD_PACK(float)
+            CPU_CONVD_PACK(float, 1)
         } else {
-            CPU_CONVD_PACK(double)
+            CPU_CONVD_PACK(double, 1)
         }
 #undef CPU_CONVD_PACK
         j.wp = wp;
