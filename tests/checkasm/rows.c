@@ -484,6 +484,8 @@ static void fam_conv(const tb_op *op, cases *cs)
         {2, 3, 12, 20, 11, 3, 3, 3, 1, 1, 1},
         {1, 5, 9, 30, 4, 5, 2, 3, 1, 2, 2},
         {3, 2, 7, 41, 1, 2, 3, 3, 1, 1, 2},
+        /* bf16's (avx512bf16): 8 channels, then 2 one at a time */
+        {2, 2, 9, 18, 10, 2, 3, 3, 1, 0, 1},
     };
     for (size_t i = 0; i < sizeof cv / sizeof cv[0] && op->n_in >= 2; i++) {
         const int *v = cv[i];

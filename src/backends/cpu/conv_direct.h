@@ -1,7 +1,8 @@
 /* Direct stride-1 convolution loops of the AVX-512 level
- * (conv_direct_avx512.c), f32 and f64, for the small convolutions whose
- * im2col + GEMM is all fixed cost (issue 34: one input channel, R =
- * C*KH*KW of 9..36): drv_conv.c's conv2d / conv2d_nobias and
+ * (conv_direct_avx512.c), f32 and f64, and bf16's forward of the
+ * avx512bf16 level (conv_direct_avx512bf16.c), for the small
+ * convolutions whose im2col + GEMM is all fixed cost (issue 34: one
+ * input channel, R = C*KH*KW of 9..36): drv_conv.c's conv2d / conv2d_nobias and
  * backward.c's conv2d_backward call them at the avx512 levels when
  * tb_cpu_convd_fits says so, else im2col and the GEMM.
  *
@@ -87,10 +88,25 @@ void tb_cpu_convd_col2im_f64_avx512(const double *dcol, double *dx,
                                     int64_t KH, int64_t KW, int64_t OH,
                                     int64_t OW, int64_t pad, int64_t dil);
 
-/* bf16 [n] -> f32 [n] (exact), and f32 -> bf16 rounded to nearest even
- * (NaN kept, quiet: ops/half.h's tb_f32_to_bf16), for bf16 convolutions
- * on the f32 loops. */
-void tb_cpu_convd_widen_bf16(const uint16_t *src, float *dst, int64_t n);
-void tb_cpu_convd_narrow_bf16(const float *src, uint16_t *dst, int64_t n);
+/* rows rows of n bytes from src (rows ss bytes apart) to dst (ds
+ * apart): the padded image's interior, by vectors, the tail of a row
+ * masked (a memcpy call per row was 14% of a bf16 8x4x16x16 conv). */
+void tb_cpu_convd_copy_rows(const void *src, int64_t ss, void *dst,
+                            int64_t ds, int64_t rows, int64_t n);
+
+/* The bf16 forward of the avx512bf16 level (conv_direct_avx512bf16.c):
+ * out [O, OH, OW] (bf16) = bias[o] (f32; 0 when bias is NULL) + the
+ * sum over the taps r = (c*KH + kh)*KW + kw of xp [c, oh + kh*dil, ow +
+ * kw*dil] (bf16) times the weight, two taps a vdpbf16ps (taps 2p and
+ * 2p + 1: a pair of products added per step in f32, bf16 denormal
+ * inputs read as zero, denormal sums flushed to zero), rounded once to
+ * nearest even (NaN kept, quiet: ops/half.h's tb_f32_to_bf16); wp is
+ * [ceil(O/8), ceil(R/2), 8] dwords: wp[(b*ceil(R/2) + p)*8 + i] holds
+ * the weights of output channel b*8 + i at taps 2p (low half) and 2p + 1
+ * (high half; 0 past R), zero past O. */
+void tb_cpu_convd_fwd_bf16_avx512bf16(const uint16_t *xp,
+                                      const uint32_t *wp, const float *bias,
+                                      uint16_t *out,
+                                      const tb_cpu_convd_geom *g);
 
 #endif

@@ -403,35 +403,26 @@ CONVD_COL2IM(f32, float, __m512, 16, __mmask16, _mm512_setzero_ps,
 CONVD_COL2IM(f64, double, __m512d, 8, __mmask8, _mm512_setzero_pd,
              _mm512_add_pd, _mm512_maskz_loadu_pd, _mm512_mask_storeu_pd)
 
-void tb_cpu_convd_widen_bf16(const uint16_t *src, float *dst, int64_t n)
+void tb_cpu_convd_copy_rows(const void *src, int64_t ss, void *dst,
+                            int64_t ds, int64_t rows, int64_t n)
 {
-    for (int64_t i = 0; i < n; i += 16) {
-        const __mmask16 m = convd_mask_f32(n - i);
-        const __m512i v = _mm512_slli_epi32(
-            _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, src + i)), 16);
-        _mm512_mask_storeu_ps(dst + i, m, _mm512_castsi512_ps(v));
-    }
-}
-
-void tb_cpu_convd_narrow_bf16(const float *src, uint16_t *dst, int64_t n)
-{
-    const __m512i abs = _mm512_set1_epi32(0x7fffffff);
-    const __m512i inf = _mm512_set1_epi32(0x7f800000);
-    const __m512i half = _mm512_set1_epi32(0x7fff);
-    const __m512i one = _mm512_set1_epi32(1);
-    const __m512i quiet = _mm512_set1_epi32(0x40);
-    for (int64_t i = 0; i < n; i += 16) {
-        const __mmask16 m = convd_mask_f32(n - i);
-        const __m512i x = _mm512_castps_si512(_mm512_maskz_loadu_ps(m, src + i));
-        const __m512i hi = _mm512_srli_epi32(x, 16);
-        /* round to nearest even on the 16 bits dropped; NaN kept quiet */
-        __m512i r = _mm512_srli_epi32(
-            _mm512_add_epi32(x, _mm512_add_epi32(half,
-                                                 _mm512_and_si512(hi, one))),
-            16);
-        const __mmask16 nan =
-            _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, abs), inf);
-        r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, quiet));
-        _mm256_mask_storeu_epi16(dst + i, m, _mm512_cvtepi32_epi16(r));
+    const char *s = src;
+    char *d = dst;
+    for (int64_t r = 0; r < rows; r++, s += ss, d += ds) {
+        /* whole vectors unmasked (a masked store cost more), the tail
+         * masked */
+        int64_t b = 0;
+        for (; b + 64 <= n; b += 64)
+            _mm512_storeu_si512(d + b, _mm512_loadu_si512(s + b));
+        if (b + 32 <= n) {
+            _mm256_storeu_si256((__m256i *)(d + b),
+                                _mm256_loadu_si256((const __m256i *)(s + b)));
+            b += 32;
+        }
+        if (b < n) {
+            const __mmask32 m = ((__mmask32)1 << (n - b)) - 1;
+            _mm256_mask_storeu_epi8(d + b, m,
+                                    _mm256_maskz_loadu_epi8(m, s + b));
+        }
     }
 }

@@ -1,9 +1,10 @@
 /* The cpu backend's NCHW window drivers: conv2d and conv2d_nobias
  * (im2col, then the native GEMM at the SIMD levels or the portable row
- * loops; f32/f64 at the avx512 levels with stride 1 and few taps, and
- * bf16 from 16 taps up between conversions: conv_direct.h's loops, no
- * im2col; else bf16 at the avx512bf16 level: im2col of the bf16 image
- * and the bf16 GEMM with the bias fused, kreg.h's TB_CPU_HALF_MM),
+ * loops; f32/f64 at the avx512 levels and bf16 at the avx512bf16 level
+ * (two taps a vdpbf16ps) with stride 1 and few taps: conv_direct.h's
+ * loops, no im2col; else bf16 at the avx512bf16 level: im2col of the
+ * bf16 image and the bf16 GEMM with the bias fused, kreg.h's
+ * TB_CPU_HALF_MM),
  * max_pool2d
  * and avg_pool2d (the instance's pooling loops, kernels.h); their rows
  * are kreg.h's conv family. */
@@ -97,11 +98,9 @@ typedef struct cpu_conv_job {
     bool direct;
     const char *wp;
     tb_cpu_convd_geom dg;
-    /* bf16 by the f32 direct loops: the part's buffer holds the padded
-     * image and the output in f32 (widened, narrowed once), biasf the
-     * bias in f32; wes the size of the buffers' elements */
+    /* bf16 by its direct loop (wp: pairs of taps' weights in dwords):
+     * biasf the bias in f32 */
     const float *biasf;
-    size_t wes;
     int rc[TB_MAX_AXIS_VALUES]; /* per part */
 } cpu_conv_job;
 
@@ -117,31 +116,27 @@ static void cpu_conv_direct(const cpu_conv_job *j, char *pad, int64_t lo,
     const int64_t chw = g->C * g->H * g->W;
     const int64_t Hp = j->dg.Hp, Wp = j->dg.Wp;
     if (g->pad > 0)
-        memset(pad, 0, (size_t)(g->C * Hp * Wp) * j->wes);
+        memset(pad, 0, (size_t)(g->C * Hp * Wp) * es);
     for (int64_t n = lo; n < hi; n++) {
         const char *xn = j->x + (size_t)(n * chw) * es;
         char *on = j->o + (size_t)(n * j->O * j->P) * es;
-        if (j->dt == TB_BF16) {
-            float *xf = (float *)pad, *of = xf + g->C * Hp * Wp;
-            for (int64_t ci = 0; ci < g->C; ci++)
-                for (int64_t ih = 0; ih < g->H; ih++)
-                    tb_cpu_convd_widen_bf16(
-                        (const uint16_t *)xn + (ci * g->H + ih) * g->W,
-                        xf + (ci * Hp + ih + g->pad) * Wp + g->pad, g->W);
-            tb_cpu_convd_fwd_f32_avx512(xf, (const float *)j->wp, j->biasf,
-                                        of, &j->dg);
-            tb_cpu_convd_narrow_bf16(of, (uint16_t *)on, j->O * j->P);
-            continue;
-        }
         if (g->pad > 0) {
             for (int64_t ci = 0; ci < g->C; ci++)
-                for (int64_t ih = 0; ih < g->H; ih++)
-                    memcpy(pad + (size_t)((ci * Hp + ih + g->pad) * Wp +
-                                          g->pad) * es,
-                           xn + (size_t)((ci * g->H + ih) * g->W) * es,
-                           (size_t)g->W * es);
+                tb_cpu_convd_copy_rows(
+                    xn + (size_t)(ci * g->H * g->W) * es,
+                    g->W * (int64_t)es,
+                    pad + (size_t)((ci * Hp + g->pad) * Wp + g->pad) * es,
+                    Wp * (int64_t)es, g->H, g->W * (int64_t)es);
             xn = pad;
         }
+#if TB_CPU_HAVE_AVX512BF16
+        if (j->dt == TB_BF16) {
+            tb_cpu_convd_fwd_bf16_avx512bf16(
+                (const uint16_t *)xn, (const uint32_t *)j->wp, j->biasf,
+                (uint16_t *)on, &j->dg);
+            continue;
+        }
+#endif
         if (j->dt == TB_F32)
             tb_cpu_convd_fwd_f32_avx512((const float *)xn,
                                         (const float *)j->wp,
@@ -237,8 +232,7 @@ static void cpu_conv_task(void *argp, int part, int nparts)
     cpu_conv_job *j = argp;
     int64_t b, e;
     cpu_span(j->N, part, nparts, &b, &e);
-    char *col = j->col + (size_t)part * j->colsz *
-                             (j->direct ? j->wes : j->esz);
+    char *col = j->col + (size_t)part * j->colsz * j->esz;
     j->rc[part] = cpu_conv_images(j, col, b, e, 1, NULL);
 }
 
@@ -318,62 +312,67 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     const int vl = dt == TB_F64 ? 8 : 16; /* lanes of a vector */
     /* bf16 comes here at the avx512bf16 level only (kreg.h's
      * TB_CPU_HALF_MM rows; below it half.c's conversions around f32):
-     * the f32 loops between conversions when there are 16 taps or more
-     * (8x4x16x16 * 8x4x3x3: 15.6 us instead of the bf16 GEMM's 41.1;
-     * with 9, 8x1x28x28 * 16x1x3x3, the conversions per output made it
-     * 34.9 us against 31.6: the GEMM stays) */
+     * its own direct loop, two taps a vdpbf16ps */
     j.direct = lv >= TB_ISA_AVX512 && st == 1 &&
                (dt == TB_F32 || dt == TB_F64 ||
-                (dt == TB_BF16 && j.R >= 16)) &&
+                (dt == TB_BF16 && TB_CPU_HAVE_AVX512BF16)) &&
                tb_cpu_convd_fits(j.R, j.g.OW, vl);
-    j.wes = dt == TB_BF16 ? sizeof(float) : j.esz;
     if (j.direct) {
         j.dg = (tb_cpu_convd_geom){j.g.C,  j.g.OH + dil * (j.g.KH - 1),
                                    j.g.OW + dil * (j.g.KW - 1),
                                    j.O,    j.g.KH,
                                    j.g.KW, j.g.OH,
                                    j.g.OW, dil};
-        j.colsz = pad > 0 || dt == TB_BF16
-                      ? (size_t)(j.g.C * j.dg.Hp * j.dg.Wp)
-                      : 0;
-        if (dt == TB_BF16)
-            j.colsz += (size_t)(j.O * j.P);
+        j.colsz = pad > 0 ? (size_t)(j.g.C * j.dg.Hp * j.dg.Wp) : 0;
+        /* bf16: two taps a dword, then biasf (f32) */
+        const int64_t rw = dt == TB_BF16 ? 2 * ((j.R + 1) / 2) : j.R;
         wpsz = (size_t)((j.O + TB_CPU_CONVD_OB - 1) / TB_CPU_CONVD_OB *
-                        TB_CPU_CONVD_OB * j.R);
+                        TB_CPU_CONVD_OB * rw);
         if (dt == TB_BF16)
-            wpsz += (size_t)j.O; /* biasf after wp */
+            wpsz += 2 * (size_t)j.O;
+        /* the packed weights after the parts' buffers, aligned to 8 */
+        j.colsz = (j.colsz + 7) / 8 * 8;
         parts = cpu_parts(c, macs + j.N * j.R * j.P, j.N);
     }
 #endif
-    j.col = tb_alloc(((size_t)parts * j.colsz + wpsz) *
-                     (j.direct ? j.wes : j.esz));
+    j.col = tb_alloc(((size_t)parts * j.colsz + wpsz) * j.esz);
     if (!j.col)
         return TB_ENOMEM;
 #if TB_CPU_HAVE_AVX512
     if (j.direct) {
         /* wp [ceil(O/8), R, 8]: w's rows 8 at a time, interleaved, zero
-         * past O */
-        char *wp = j.col + (size_t)parts * j.colsz * j.wes;
-        const size_t es = j.esz, wes = j.wes;
-        for (int64_t b = 0; b * TB_CPU_CONVD_OB < j.O; b++)
-            for (int64_t r = 0; r < j.R; r++)
-                for (int i = 0; i < TB_CPU_CONVD_OB; i++) {
-                    const int64_t o = b * TB_CPU_CONVD_OB + i;
-                    char *d = wp + (size_t)((b * j.R + r) *
-                                            TB_CPU_CONVD_OB + i) * wes;
-                    if (o >= j.O)
-                        memset(d, 0, wes);
-                    else if (dt == TB_BF16)
-                        tb_cpu_convd_widen_bf16(
-                            (const uint16_t *)j.w + o * j.R + r, (float *)d,
-                            1);
-                    else
-                        memcpy(d, j.w + (size_t)(o * j.R + r) * es, es);
-                }
+         * past O (bf16: R rounded up to even, a dword a pair of taps) */
+        char *wp = j.col + (size_t)parts * j.colsz * j.esz;
+        const size_t es = j.esz;
+        const int64_t rw = dt == TB_BF16 ? 2 * ((j.R + 1) / 2) : j.R;
+        const int64_t nb = (j.O + TB_CPU_CONVD_OB - 1) / TB_CPU_CONVD_OB;
+        memset(wp, 0, (size_t)(nb * TB_CPU_CONVD_OB * rw) * es);
+        /* typed: a memcpy an element cost 7% of a bf16 8x4x16x16 conv */
+#define CPU_CONVD_PACK(T, RU)                                             \
+    for (int64_t o = 0; o < j.O; o++) {                                   \
+        T *d = (T *)wp + (o / TB_CPU_CONVD_OB) * rw * TB_CPU_CONVD_OB +   \
+               (o % TB_CPU_CONVD_OB) * (RU);                              \
+        const T *sw = (const T *)j.w + o * j.R;                           \
+        for (int64_t r = 0; r < j.R; r++)                                 \
+            d[(r - r % (RU)) * TB_CPU_CONVD_OB + r % (RU)] = sw[r];       \
+    }
+        if (es == 2) {
+            CPU_CONVD_PACK(uint16_t, 2)
+        } else if (es == 4) {
+            CPU_CONVD_PACK(float, 1)
+        } else {
+            CPU_CONVD_PACK(double, 1)
+        }
+#undef CPU_CONVD_PACK
         j.wp = wp;
         if (dt == TB_BF16 && j.bias) {
-            float *bf = (float *)wp + (wpsz - (size_t)j.O);
-            tb_cpu_convd_widen_bf16((const uint16_t *)j.bias, bf, j.O);
+            /* bf16 to f32: the bits in the high half (exact) */
+            float *bf = (float *)(wp + (size_t)(wpsz - 2 * (size_t)j.O) * es);
+            for (int64_t o = 0; o < j.O; o++) {
+                const uint32_t u =
+                    (uint32_t)((const uint16_t *)j.bias)[o] << 16;
+                memcpy(bf + o, &u, sizeof u);
+            }
             j.biasf = bf;
         }
     }

@@ -368,7 +368,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 /* matmul, linear, conv2d, conv2d_nobias and matmul_backward in bf16 at
  * the avx512bf16 level, ahead of the others: the bf16 GEMM on vdpbf16ps
  * (drv_matmul.c, matmul_backward's on 16-bit copies of a^T and b^T,
- * and drv_conv.c's im2col over gemm/gemm_bf16_avx512bf16.c), no
+ * and drv_conv.c's direct loop, conv_direct_avx512bf16.c, at stride 1
+ * with few taps, else its im2col over gemm/gemm_bf16_avx512bf16.c), no
  * conversions: bf16 operands, f32 sums (a pair of k per step; bf16
  * denormal inputs read as zero, denormal partial sums flushed to zero),
  * bias (and linear's relu) fused, one rounding.
