@@ -168,14 +168,16 @@ n64_bw_qdx(bool rms, const double *xr, const double *gr, const double *w,
         xv[i] = rs_loadd(xr + i * D + k);
         gv[i] = rs_loadd(gr + i * D + k);
     }
+    /* norm_avx512.c's form: with dm = x - c - m, gr = g rstd, dx =
+     * gr w - q dm + na (q = rstd^2 b, na = -rstd a) and dw += gr dm:
+     * 4 multiplies or FMAs and 2 subtractions a vector, where rstd (gh -
+     * a - xh b) and g xh took 5 and 4 */
     for (int i = 0; i < n; i++) {
-        const rd xh = rms ? rs_mul(xv[i], vr[i])
-                          : rs_mul(rs_sub(rs_sub(xv[i], vc[i]), vm[i]),
-                                   vr[i]);
-        const rd gh = rs_mul(gv[i], wv);
-        const rd tt = rms ? gh : rs_sub(gh, va[i]);
-        dxv[i] = rs_mul(vr[i], rs_sub(tt, rs_mul(xh, vb[i])));
-        dw = rs_fma(gv[i], xh, dw);
+        const rd dm = rms ? xv[i] : rs_sub(rs_sub(xv[i], vc[i]), vm[i]);
+        const rd gr_ = rs_mul(gv[i], vr[i]);
+        const rd u = RS_I(fnmadd_pd)(dm, vb[i], va[i]);
+        dxv[i] = rs_fma(gr_, wv, u);
+        dw = rs_fma(gr_, dm, dw);
         if (!rms)
             db = rs_add(db, gv[i]);
     }
@@ -192,11 +194,12 @@ n64_bw_qdxn(bool rms, const double *xr, const double *gr, const double *w,
             double *dr, int64_t D, int n, const n64_rs *s, bool first,
             double *pw, double *pb)
 {
-    rd vc[4], vm[4], vr[4], va[4], vb[4];
+    rd vc[4], vm[4], vr[4], va[4], vb[4]; /* va: na, vb: q */
     for (int i = 0; i < n; i++) {
         vc[i] = rs_d1(s[i].c), vm[i] = rs_d1(s[i].m);
-        vr[i] = rs_d1(s[i].rstd), va[i] = rs_d1(s[i].a);
-        vb[i] = rs_d1(s[i].bb);
+        vr[i] = rs_d1(s[i].rstd);
+        va[i] = rs_d1(-(s[i].rstd * s[i].a));
+        vb[i] = rs_d1(s[i].rstd * (s[i].rstd * s[i].bb));
     }
     int64_t k = 0;
     for (; k + RS_W <= D; k += RS_W)
