@@ -199,15 +199,27 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
  * the same value, NaN aside, which stays a NaN) */
 #define NZ_SUB(rms, x, vc) ((rms) ? (x) : _mm512_sub_ps((x), (vc)))
 
+/* the longest row whose widened 32-element steps nz_rows keeps (two
+ * rows, 16 KiB of stack at 2048), and the second row's skew (floats) */
+#define NZ_SCR_D 2048
+#define NZ_SCR_SKEW 32
+
 #define NZ_ROWS(DT)                                                       \
     /* a row's sums of the 32 elements from k: a[u] += d, q[u] += d^2,  \
-     * d = x - c (rms: x; lin: the sums of d too) */                     \
+     * d = x - c (rms: x; lin: the sums of d too); the widened x to      \
+     * sn[k..k+32) where sn is not NULL */                               \
     static inline __attribute__((always_inline)) void nz_step_##DT(      \
         const uint16_t *x, int64_t k, __m512 vc, bool rms, bool lin,      \
-        __m512 *a, __m512 *q)                                             \
+        __m512 *a, __m512 *q, float *sn)                                  \
     {                                                                     \
-        const __m512 d0 = NZ_SUB(rms, nb_ld_##DT(x, k, 0xffff), vc);      \
-        const __m512 d1 = NZ_SUB(rms, nb_ld_##DT(x, k + 16, 0xffff), vc); \
+        const __m512 x0 = nb_ld_##DT(x, k, 0xffff);                       \
+        const __m512 x1 = nb_ld_##DT(x, k + 16, 0xffff);                  \
+        if (sn) {                                                         \
+            _mm512_store_ps(sn + k, x0);                                  \
+            _mm512_store_ps(sn + k + 16, x1);                             \
+        }                                                                 \
+        const __m512 d0 = NZ_SUB(rms, x0, vc);                            \
+        const __m512 d1 = NZ_SUB(rms, x1, vc);                            \
         if (lin) {                                                        \
             a[0] = _mm512_add_ps(a[0], d0);                               \
             a[1] = _mm512_add_ps(a[1], d1);                               \
@@ -251,21 +263,31 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
         int64_t k = 0;                                                    \
         (void)pf; /* (none) */                                            \
         for (; k + 32 <= D; k += 32)                                      \
-            nz_step_##DT(x, k, vc, rms, s1 != NULL, a, q);                \
+            nz_step_##DT(x, k, vc, rms, s1 != NULL, a, q, NULL);          \
         nz_end_##DT(x, k, D, c, rms, a, q, s1, s2);                       \
     }                                                                     \
     /* y of the lanes of mk from k: ((x - sh) - m) * inv * w (+ b; rms   \
-     * (b NULL): x * inv * w + 0, sh and m being 0) */                   \
-    static inline __attribute__((always_inline)) __m512 nz_y_##DT(      \
-        const uint16_t *xr, const float *w, const float *b, int64_t k,    \
-        __mmask16 mk, __m512 vsh, __m512 vmu, __m512 vinv)                \
+     * (b NULL): x * inv * w + 0, sh and m being 0); x widened from xr,  \
+     * or sr's (the row widened by nz_step, full vectors) where sr is    \
+     * not NULL */                                                        \
+    static inline __attribute__((always_inline)) __m512 nz_yx_##DT(     \
+        const uint16_t *xr, const float *sr, const float *w,              \
+        const float *b, int64_t k, __mmask16 mk, __m512 vsh, __m512 vmu,  \
+        __m512 vinv)                                                      \
     {                                                                     \
-        const __m512 x = nb_ld_##DT(xr, k, mk);                           \
+        const __m512 x =                                                  \
+            sr ? _mm512_load_ps(sr + k) : nb_ld_##DT(xr, k, mk);          \
         const __m512 c = _mm512_mul_ps(                                   \
             b ? _mm512_sub_ps(_mm512_sub_ps(x, vsh), vmu) : x, vinv);     \
         return _mm512_fmadd_ps(c, nb_ld_f32(w, k, mk),                    \
                                b ? nb_ld_f32(b, k, mk)                    \
                                  : _mm512_setzero_ps());                  \
+    }                                                                     \
+    static inline __attribute__((always_inline)) __m512 nz_y_##DT(      \
+        const uint16_t *xr, const float *w, const float *b, int64_t k,    \
+        __mmask16 mk, __m512 vsh, __m512 vmu, __m512 vinv)                \
+    {                                                                     \
+        return nz_yx_##DT(xr, NULL, w, b, k, mk, vsh, vmu, vinv);         \
     }                                                                     \
     static inline __attribute__((always_inline)) void nz_scale_##DT(     \
         const uint16_t *xr, uint16_t *yr, const float *w, const float *b, \
@@ -293,11 +315,14 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
     }                                                                     \
     /* row xr's scale pass into yr and, in the same steps, the sums of   \
      * the next row xn about cn (xn NULL: none; inlined for b NULL and   \
-     * not: rms_norm's and layer_norm's loops) */                         \
+     * not: rms_norm's and layer_norm's loops); sr (not NULL): xr's      \
+     * 32-element steps widened, read instead of xr; sn (not NULL):     \
+     * xn's stored there (both 64-byte aligned) */                        \
     static inline __attribute__((always_inline)) void nz_row_##DT(       \
         const uint16_t *xr, uint16_t *yr, const uint16_t *xn, int64_t D,  \
         const float *w, const float *b,                                   \
-        float sh, float m, float inv, float cn, float *s1, float *s2)     \
+        float sh, float m, float inv, float cn, float *s1, float *s2,     \
+        const float *sr, float *sn)                                       \
     {                                                                     \
         const __m512 vsh = _mm512_set1_ps(sh), vmu = _mm512_set1_ps(m);   \
         const __m512 vinv = _mm512_set1_ps(inv), vc = _mm512_set1_ps(cn); \
@@ -306,16 +331,20 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
         int64_t k = 0;                                                    \
         if (xn)                                                           \
             for (; k + 32 <= D; k += 32) {                                \
-                nz_step_##DT(xn, k, vc, !b, b != NULL, a, q);             \
-                nb_st2_##DT(                                              \
-                    yr, k, nz_y_##DT(xr, w, b, k, 0xffff, vsh, vmu, vinv), \
-                    nz_y_##DT(xr, w, b, k + 16, 0xffff, vsh, vmu, vinv)); \
+                nz_step_##DT(xn, k, vc, !b, b != NULL, a, q, sn);         \
+                nb_st2_##DT(yr, k,                                        \
+                            nz_yx_##DT(xr, sr, w, b, k, 0xffff, vsh, vmu, \
+                                       vinv),                             \
+                            nz_yx_##DT(xr, sr, w, b, k + 16, 0xffff, vsh, \
+                                       vmu, vinv));                       \
             }                                                             \
         else                                                              \
             for (; k + 32 <= D; k += 32)                                  \
-                nb_st2_##DT(                                              \
-                    yr, k, nz_y_##DT(xr, w, b, k, 0xffff, vsh, vmu, vinv), \
-                    nz_y_##DT(xr, w, b, k + 16, 0xffff, vsh, vmu, vinv)); \
+                nb_st2_##DT(yr, k,                                        \
+                            nz_yx_##DT(xr, sr, w, b, k, 0xffff, vsh, vmu, \
+                                       vinv),                             \
+                            nz_yx_##DT(xr, sr, w, b, k + 16, 0xffff, vsh, \
+                                       vmu, vinv));                       \
         if (xn)                                                           \
             nz_end_##DT(xn, k, D, cn, !b, a, q, b ? s1 : NULL, s2);       \
         nz_tail_##DT(xr, yr, k, D, w, b, sh, m, inv);                     \
@@ -334,20 +363,32 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
         float sh, m, ss;                                                  \
         TB_HALF_NORM_STATS(nz_sums_##DT, tb_##DT##_to_f32, x, D, b, NULL, \
                            sh, m, ss);                                    \
+        /* two rows widened (D <= NZ_SCR_D), the second NZ_SCR_SKEW     \
+         * floats past a 4 KiB multiple: a row's loads and the next's   \
+         * stores at k do not alias in 4K */                              \
+        _Alignas(64) float scr[2 * NZ_SCR_D + NZ_SCR_SKEW];               \
+        float *sb[2] = {NULL, NULL};                                      \
+        if (D <= NZ_SCR_D) {                                              \
+            sb[0] = scr;                                                  \
+            sb[1] = scr + (D + 1023) / 1024 * 1024 + NZ_SCR_SKEW;         \
+        }                                                                 \
         for (int64_t r = 0; r < rows; r++) {                              \
             const uint16_t *xr = x + r * D;                               \
             uint16_t *yr = y + r * D;                                     \
             const uint16_t *xn = r + 1 < rows ? xr + D : NULL;            \
+            const float *sr = r > 0 ? sb[r & 1] : NULL;                   \
+            float *sn = xn ? sb[(r + 1) & 1] : NULL;                      \
             const float inv =                                             \
                 1.0f / (float)sqrt((double)(ss / (float)D + eps));        \
             float cn = 0, s1 = 0, s2 = 0;                                 \
             if (xn && b)                                                  \
                 TB_HALF_NORM_SHIFT(tb_##DT##_to_f32, xn, D, cn);          \
             if (b)                                                        \
-                nz_row_##DT(xr, yr, xn, D, w, b, sh, m, inv, cn, &s1, &s2); \
+                nz_row_##DT(xr, yr, xn, D, w, b, sh, m, inv, cn, &s1, &s2, \
+                            sr, sn);                                      \
             else                                                          \
                 nz_row_##DT(xr, yr, xn, D, w, NULL, 0, 0, inv, 0, NULL,   \
-                            &s2);                                         \
+                            &s2, sr, sn);                                 \
             if (!xn)                                                      \
                 break;                                                    \
             if (!b) {                                                     \

@@ -142,6 +142,88 @@ n64_bw_sums(bool rms, const double *xr, const double *gr, const double *w,
     t[0] = t1, t[1] = t2, t[2] = tg, t[3] = td;
 }
 
+/* a row's scalars for the dx pass (n64_bw_chunk) */
+typedef struct {
+    double c, m, rstd, a, bb;
+} n64_rs;
+
+/* lanes from k of the quad's n rows (rows at xr + i D ...): dx, and
+ * the chunk's dw += g xh and db += g in registers in row order (the
+ * bits of one row after the other), stored once (first: from 0).  All
+ * the loads before the stores: dx's rows lie multiples of 4 KiB from
+ * x's and g's, and a load behind a store of the same low 12 address
+ * bits waits for it. */
+static inline __attribute__((always_inline)) void
+n64_bw_qdx(bool rms, const double *xr, const double *gr, const double *w,
+           double *dr, int64_t D, int n, int64_t k, const rd *vc,
+           const rd *vm, const rd *vr, const rd *va, const rd *vb,
+           bool first, double *pw, double *pb)
+{
+    rd xv[4], gv[4], dxv[4];
+    const rd z = rs_d1(0.0);
+    rd dw = first ? z : rs_loadd(pw + k);
+    rd db = first || rms ? z : rs_loadd(pb + k);
+    const rd wv = rs_loadd(w + k);
+    for (int i = 0; i < n; i++) {
+        xv[i] = rs_loadd(xr + i * D + k);
+        gv[i] = rs_loadd(gr + i * D + k);
+    }
+    /* norm_avx512.c's form: with dm = x - c - m, gr = g rstd, dx =
+     * gr w - q dm + na (q = rstd^2 b, na = -rstd a) and dw += gr dm:
+     * 4 multiplies or FMAs and 2 subtractions a vector, where rstd (gh -
+     * a - xh b) and g xh took 5 and 4 */
+    for (int i = 0; i < n; i++) {
+        const rd dm = rms ? xv[i] : rs_sub(rs_sub(xv[i], vc[i]), vm[i]);
+        const rd gr_ = rs_mul(gv[i], vr[i]);
+        const rd u = RS_I(fnmadd_pd)(dm, vb[i], va[i]);
+        dxv[i] = rs_fma(gr_, wv, u);
+        dw = rs_fma(gr_, dm, dw);
+        if (!rms)
+            db = rs_add(db, gv[i]);
+    }
+    for (int i = 0; i < n; i++)
+        rs_stored(dr + i * D + k, dxv[i]);
+    rs_stored(pw + k, dw);
+    if (!rms)
+        rs_stored(pb + k, db);
+}
+
+/* the dx pass of the quad's n rows (n a constant where inlined) */
+static inline __attribute__((always_inline)) void
+n64_bw_qdxn(bool rms, const double *xr, const double *gr, const double *w,
+            double *dr, int64_t D, int n, const n64_rs *s, bool first,
+            double *pw, double *pb)
+{
+    rd vc[4], vm[4], vr[4], va[4], vb[4]; /* va: na, vb: q */
+    for (int i = 0; i < n; i++) {
+        vc[i] = rs_d1(s[i].c), vm[i] = rs_d1(s[i].m);
+        vr[i] = rs_d1(s[i].rstd);
+        va[i] = rs_d1(-(s[i].rstd * s[i].a));
+        vb[i] = rs_d1(s[i].rstd * (s[i].rstd * s[i].bb));
+    }
+    int64_t k = 0;
+    for (; k + RS_W <= D; k += RS_W)
+        n64_bw_qdx(rms, xr, gr, w, dr, D, n, k, vc, vm, vr, va, vb, first,
+                   pw, pb);
+    for (; k < D; k++)
+        for (int i = 0; i < n; i++) {
+            const double xk = xr[i * D + k], gk = gr[i * D + k];
+            const double xh = rms ? xk * s[i].rstd
+                                  : ((xk - s[i].c) - s[i].m) * s[i].rstd;
+            const double gh = gk * w[k];
+            dr[i * D + k] =
+                s[i].rstd * ((rms ? gh : gh - s[i].a) - xh * s[i].bb);
+            pw[k] = fma(gk, xh, first && i == 0 ? 0.0 : pw[k]);
+            if (pb)
+                pb[k] = (first && i == 0 ? 0.0 : pb[k]) + gk;
+        }
+}
+
+/* Chunk ch's rows by quads of up to 4: each row's statistics (its own
+ * sums, as before), then the quad's dx pass column by column, dw and db
+ * in registers across the quad (stored once a quad, not once a row:
+ * Zen 4 stores a 512-bit vector in two cycles, and the row-by-row pass
+ * stored dx, dw and db for each vector). */
 static inline __attribute__((always_inline)) void
 n64_bw_chunk(const tb_cpu_norm_bw_job *j, bool rms, int64_t ch)
 {
@@ -152,52 +234,72 @@ n64_bw_chunk(const tb_cpu_norm_bw_job *j, bool rms, int64_t ch)
     const double n = (double)D;
     double *pw = (double *)j->part + ch * j->np * D;
     double *pb = rms ? NULL : pw + D;
-    for (int64_t k = 0; k < j->np * D; k++)
-        pw[k] = 0;
-    for (int64_t r = ch * j->rows / j->nch;
-         r < (ch + 1) * j->rows / j->nch; r++) {
-        const double *xr = x + r * D, *gr = g + r * D;
-        double c = 0, t[4];
-        if (!rms) {
-            const int64_t n0 = D < 8 ? D : 8;
-            for (int64_t k = 0; k < n0; k++)
-                c += xr[k];
-            c /= (double)n0;
-        }
-        n64_bw_sums(rms, xr, gr, w, D, c, t);
-        double m = rms ? 0 : t[0] / n;
-        if (!rms && m * t[0] > 0.75 * t[1]) {
-            c += m;
+    const int64_t r0 = ch * j->rows / j->nch;
+    const int64_t r1 = (ch + 1) * j->rows / j->nch;
+    if (r1 <= r0)
+        for (int64_t k = 0; k < j->np * D; k++)
+            pw[k] = 0;
+    for (int64_t q = r0; q < r1; q += 4) {
+        const int nq = (int)(r1 - q < 4 ? r1 - q : 4);
+        n64_rs s[4];
+        for (int i = 0; i < nq; i++) {
+            const double *xr = x + (q + i) * D, *gr = g + (q + i) * D;
+            double c = 0, t[4];
+            if (!rms) {
+                const int64_t n0 = D < 8 ? D : 8;
+                for (int64_t k = 0; k < n0; k++)
+                    c += xr[k];
+                c /= (double)n0;
+            }
             n64_bw_sums(rms, xr, gr, w, D, c, t);
-            m = t[0] / n;
+            double m = rms ? 0 : t[0] / n;
+            if (!rms && m * t[0] > 0.75 * t[1]) {
+                c += m;
+                n64_bw_sums(rms, xr, gr, w, D, c, t);
+                m = t[0] / n;
+            }
+            const double ss = t[1] - m * t[0];
+            const double rstd = 1 / sqrt(ss / n + j->eps);
+            s[i].c = c, s[i].m = m, s[i].rstd = rstd;
+            s[i].a = rms ? 0 : t[2] / n;
+            s[i].bb = rstd * (t[3] - m * t[2]) / n;
         }
-        const double ss = t[1] - m * t[0];
-        const double rstd = 1 / sqrt(ss / n + j->eps);
-        const double a = rms ? 0 : t[2] / n;
-        const double bb = rstd * (t[3] - m * t[2]) / n;
-        const rd vc = rs_d1(c), vm = rs_d1(m), vr = rs_d1(rstd);
-        const rd va = rs_d1(a), vb = rs_d1(bb);
-        double *dr = dx + r * D;
-        int64_t k = 0;
-        for (; k + RS_W <= D; k += RS_W) {
-            const rd xv = rs_loadd(xr + k), gk = rs_loadd(gr + k);
-            const rd xh = rms ? rs_mul(xv, vr)
-                              : rs_mul(rs_sub(rs_sub(xv, vc), vm), vr);
-            const rd gh = rs_mul(gk, rs_loadd(w + k));
-            const rd tt = rms ? gh : rs_sub(gh, va);
-            rs_stored(dr + k, rs_mul(vr, rs_sub(tt, rs_mul(xh, vb))));
-            rs_stored(pw + k, rs_fma(gk, xh, rs_loadd(pw + k)));
-            if (!rms)
-                rs_stored(pb + k, rs_add(rs_loadd(pb + k), gk));
+        const double *xq = x + q * D, *gq = g + q * D;
+        double *dq = dx + q * D;
+        const bool first = q == r0;
+        switch (nq) {
+        case 4: n64_bw_qdxn(rms, xq, gq, w, dq, D, 4, s, first, pw, pb); break;
+        case 3: n64_bw_qdxn(rms, xq, gq, w, dq, D, 3, s, first, pw, pb); break;
+        case 2: n64_bw_qdxn(rms, xq, gq, w, dq, D, 2, s, first, pw, pb); break;
+        default: n64_bw_qdxn(rms, xq, gq, w, dq, D, 1, s, first, pw, pb); break;
         }
-        for (; k < D; k++) {
-            const double xh = rms ? xr[k] * rstd : ((xr[k] - c) - m) * rstd;
-            const double gh = gr[k] * w[k];
-            dr[k] = rstd * ((rms ? gh : gh - a) - xh * bb);
-            pw[k] = fma(gr[k], xh, pw[k]);
-            if (pb)
-                pb[k] += gr[k];
-        }
+    }
+}
+
+/* dw (i 0) or db (i 1): the chunks' sums in chunk order, 0 + the first
+ * + the second ... per column (the driver's portable loop's bits), 4
+ * vectors of columns at a time in registers */
+static void n64_bw_sum(const tb_cpu_norm_bw_job *j, int i, void *out)
+{
+    double *o = out;
+    const int64_t D = j->D, st = j->np * D;
+    const double *p = (const double *)j->part + i * D;
+    int64_t k = 0;
+    for (; k + 4 * RS_W <= D; k += 4 * RS_W) {
+        rd a[4];
+        for (int u = 0; u < 4; u++)
+            a[u] = rs_d1(0.0);
+        for (int64_t c = 0; c < j->nch; c++)
+            for (int u = 0; u < 4; u++)
+                a[u] = rs_add(a[u], rs_loadd(p + c * st + k + RS_W * u));
+        for (int u = 0; u < 4; u++)
+            rs_stored(o + k + RS_W * u, a[u]);
+    }
+    for (; k < D; k++) {
+        double a = 0;
+        for (int64_t c = 0; c < j->nch; c++)
+            a += p[c * st + k];
+        o[k] = a;
     }
 }
 
@@ -229,13 +331,13 @@ static void n64_bw_part(void *arg, int part, int nparts)
         void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
     {                                                                     \
         return tb_cpu_norm_bw_run(ctx, TB_OP_layer_norm_backward, TB_F64, \
-                                  in, out, p, n64_bw_part, NULL);               \
+                                  in, out, p, n64_bw_part, n64_bw_sum);               \
     }                                                                     \
     int TB_CPU_KFN(rms_norm_backward, f64, lv)(                           \
         void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
     {                                                                     \
         return tb_cpu_norm_bw_run(ctx, TB_OP_rms_norm_backward, TB_F64,   \
-                                  in, out, p, n64_bw_part, NULL);               \
+                                  in, out, p, n64_bw_part, n64_bw_sum);               \
     }
 
 #endif
