@@ -316,7 +316,8 @@ KB_BINARY_OPS(KB_H2, f16)
 /* layer_norm and rms_norm bf16 forward (norm16_simd.h at avx512bf16):
  * the step of nz_rows's loop, row r's scale pass on 32 elements with
  * row r + 1's sums of the same 32 (no NaN, no subnormal result: the
- * benchmark's).  Not f16's (avx512): the model gives vcvtph2ps zmm 2
+ * benchmark's), row r read widened from its scratch sr, row r + 1's
+ * widened values stored to sn (rows up to NZ_SCR_D).  Not f16's (avx512): the model gives vcvtph2ps zmm 2
  * cycles, this Zen 4 1.33 (scripts/insn_tp.c), so its bound would be
  * 1.25-1.5x too high. */
 #ifdef __AVX512BF16__
@@ -332,18 +333,22 @@ KB_BINARY_OPS(KB_H2, f16)
     }                                                                     \
     void kb_rms_norm_##DT(const uint16_t *xr, uint16_t *yr,               \
                           const uint16_t *xn, const float *w, long D,     \
-                          float inv, float *o);                           \
+                          float inv, float *o, const float *sr,           \
+                          float *sn);                                     \
     void kb_rms_norm_##DT(const uint16_t *xr, uint16_t *yr,               \
                           const uint16_t *xn, const float *w, long D,     \
-                          float inv, float *o)                            \
+                          float inv, float *o, const float *sr,           \
+                          float *sn)                                      \
     {                                                                     \
         const __m512 z = _mm512_setzero_ps(), vr = _mm512_set1_ps(inv);   \
         __m512 a[2] = {z, z}, q[2] = {z, z};                              \
         for (long k = 0; k + 32 <= D; k += 32) {                          \
             KB_BEGIN(rms_norm_##DT);                                      \
-            nz_step_##DT(xn, k, z, true, false, a, q);                    \
-            nb_st2_##DT(yr, k, nz_y_##DT(xr, w, NULL, k, 0xffff, z, z, vr), \
-                        nz_y_##DT(xr, w, NULL, k + 16, 0xffff, z, z, vr)); \
+            nz_step_##DT(xn, k, z, true, false, a, q, sn);                \
+            nb_st2_##DT(yr, k,                                            \
+                        nz_yx_##DT(xr, sr, w, NULL, k, 0xffff, z, z, vr), \
+                        nz_yx_##DT(xr, sr, w, NULL, k + 16, 0xffff, z, z, \
+                                   vr));                                  \
             KB_END(rms_norm_##DT);                                        \
         }                                                                 \
         _mm512_storeu_ps(o, _mm512_add_ps(q[0], q[1]));                   \
@@ -351,11 +356,13 @@ KB_BINARY_OPS(KB_H2, f16)
     void kb_layer_norm_##DT(const uint16_t *xr, uint16_t *yr,             \
                             const uint16_t *xn, const float *w,           \
                             const float *b, long D, float sh, float m,    \
-                            float inv, float cn, float *o);               \
+                            float inv, float cn, float *o,                \
+                            const float *sr, float *sn);                  \
     void kb_layer_norm_##DT(const uint16_t *xr, uint16_t *yr,             \
                             const uint16_t *xn, const float *w,           \
                             const float *b, long D, float sh, float m,    \
-                            float inv, float cn, float *o)                \
+                            float inv, float cn, float *o,                \
+                            const float *sr, float *sn)                   \
     {                                                                     \
         const __m512 z = _mm512_setzero_ps(), vr = _mm512_set1_ps(inv);   \
         const __m512 vsh = _mm512_set1_ps(sh), vm = _mm512_set1_ps(m);    \
@@ -363,9 +370,11 @@ KB_BINARY_OPS(KB_H2, f16)
         __m512 a[2] = {z, z}, q[2] = {z, z};                              \
         for (long k = 0; k + 32 <= D; k += 32) {                          \
             KB_BEGIN(layer_norm_##DT);                                    \
-            nz_step_##DT(xn, k, vc, false, true, a, q);                   \
-            nb_st2_##DT(yr, k, nz_y_##DT(xr, w, b, k, 0xffff, vsh, vm, vr), \
-                        nz_y_##DT(xr, w, b, k + 16, 0xffff, vsh, vm, vr)); \
+            nz_step_##DT(xn, k, vc, false, true, a, q, sn);               \
+            nb_st2_##DT(yr, k,                                            \
+                        nz_yx_##DT(xr, sr, w, b, k, 0xffff, vsh, vm, vr), \
+                        nz_yx_##DT(xr, sr, w, b, k + 16, 0xffff, vsh, vm, \
+                                   vr));                                  \
             KB_END(layer_norm_##DT);                                      \
         }                                                                 \
         _mm512_storeu_ps(o, _mm512_add_ps(_mm512_add_ps(a[0], a[1]),      \
