@@ -195,6 +195,25 @@ def dtype_of_impl(impl, op):
     return impl[len(op) + 1:].split("_")[0]
 
 
+def load_listed(path, what, schema, key):
+    """The list `key` of a file of {schema, about, key} (the compute
+    bounds, the limit reasons); a malformed file stops the script with
+    one line naming the file and the place."""
+    doc, _ = load_json(path, what)
+    if not isinstance(doc, dict):
+        die(f"{path}: not a {what} (expected an object)")
+    if doc.get("schema") != schema:
+        die(f"{path}: schema: expected \"{schema}\", got "
+            f"{json.dumps(doc.get('schema'))}")
+    extra = set(doc) - {"schema", "about", key}
+    if extra:
+        die(f"{path}: unknown key '{sorted(extra)[0]}' (expected schema, "
+            f"about, {key})")
+    if not isinstance(doc.get(key), list):
+        die(f"{path}: {key}: expected a list")
+    return doc[key]
+
+
 def load_bounds(path, ops, mcpu):
     """The stated compute bounds for a machine whose cores llvm-mca
     models as `mcpu`: {impl: {"op", "cycles_per_element", "derivation",
@@ -203,20 +222,9 @@ def load_bounds(path, ops, mcpu):
     hand) to any machine, unless the file also has the impl for mcpu.  A
     malformed file stops the script with one line naming the file and
     the place."""
-    doc, _ = load_json(path, "compute bounds file")
-    if not isinstance(doc, dict):
-        die(f"{path}: not a compute bounds file (expected an object)")
-    if doc.get("schema") != BOUNDS_SCHEMA:
-        die(f"{path}: schema: expected \"{BOUNDS_SCHEMA}\", got "
-            f"{json.dumps(doc.get('schema'))}")
-    extra = set(doc) - {"schema", "about", "bounds"}
-    if extra:
-        die(f"{path}: unknown key '{sorted(extra)[0]}' (expected schema, "
-            "about, bounds)")
-    if not isinstance(doc.get("bounds"), list):
-        die(f"{path}: bounds: expected a list")
     every = {}
-    for i, e in enumerate(doc["bounds"]):
+    for i, e in enumerate(load_listed(path, "compute bounds file",
+                                      BOUNDS_SCHEMA, "bounds")):
         where = f"{path}: bounds[{i}]"
         if not isinstance(e, dict):
             die(f"{where}: expected an object with impl, "
@@ -267,20 +275,9 @@ def load_reasons(path, ops):
     shapes, mcpu, up_to, reason, measured}] (dtypes, shapes, mcpu None
     when not given: any).  A malformed file stops the script with one
     line naming the file and the place."""
-    doc, _ = load_json(path, "limit reasons file")
-    if not isinstance(doc, dict):
-        die(f"{path}: not a limit reasons file (expected an object)")
-    if doc.get("schema") != REASONS_SCHEMA:
-        die(f"{path}: schema: expected \"{REASONS_SCHEMA}\", got "
-            f"{json.dumps(doc.get('schema'))}")
-    extra = set(doc) - {"schema", "about", "reasons"}
-    if extra:
-        die(f"{path}: unknown key '{sorted(extra)[0]}' (expected schema, "
-            "about, reasons)")
-    if not isinstance(doc.get("reasons"), list):
-        die(f"{path}: reasons: expected a list")
     out, seen = [], set()
-    for i, e in enumerate(doc["reasons"]):
+    for i, e in enumerate(load_listed(path, "limit reasons file",
+                                      REASONS_SCHEMA, "reasons")):
         where = f"{path}: reasons[{i}]"
         if not isinstance(e, dict):
             die(f"{where}: expected an object with id, ops, up_to, "
