@@ -109,13 +109,16 @@ DX_AI void dx_tr(rd *v)
  * holding a pair); the same values. */
 DX_AI void dx_pair_in(const double *x, int64_t n, rd *c)
 {
+    /* (the inserts written out: their lane is an immediate, which a
+     * loop gives only once unrolled, not at -O1) */
     rd a = _mm512_castpd128_pd512(_mm_loadu_pd(x));
     rd b = _mm512_castpd128_pd512(_mm_loadu_pd(x + n));
-#pragma GCC unroll 4
-    for (int q = 1; q < 4; q++) {
-        a = _mm512_insertf64x2(a, _mm_loadu_pd(x + 2 * q * n), q);
-        b = _mm512_insertf64x2(b, _mm_loadu_pd(x + (2 * q + 1) * n), q);
-    }
+    a = _mm512_insertf64x2(a, _mm_loadu_pd(x + 2 * n), 1);
+    b = _mm512_insertf64x2(b, _mm_loadu_pd(x + 3 * n), 1);
+    a = _mm512_insertf64x2(a, _mm_loadu_pd(x + 4 * n), 2);
+    b = _mm512_insertf64x2(b, _mm_loadu_pd(x + 5 * n), 2);
+    a = _mm512_insertf64x2(a, _mm_loadu_pd(x + 6 * n), 3);
+    b = _mm512_insertf64x2(b, _mm_loadu_pd(x + 7 * n), 3);
     c[0] = _mm512_unpacklo_pd(a, b);
     c[1] = _mm512_unpackhi_pd(a, b);
 #pragma GCC unroll 8
