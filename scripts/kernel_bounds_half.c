@@ -316,8 +316,9 @@ KB_BINARY_OPS(KB_H2, f16)
 /* layer_norm and rms_norm bf16 forward (norm16_simd.h at avx512bf16):
  * the step of nz_rows's loop, row r's scale pass on 32 elements with
  * row r + 1's sums of the same 32 (no NaN, no subnormal result: the
- * benchmark's), row r read widened from its scratch sr, row r + 1's
- * widened values stored to sn (rows up to NZ_SCR_D).  Not f16's (avx512): the model gives vcvtph2ps zmm 2
+ * benchmark's); layer_norm's row r read widened from its scratch sr,
+ * row r + 1's widened values stored to sn (rows up to NZ_SCR_D), where
+ * bf16 rms_norm widens again (NZ_SCR_bf16).  Not f16's (avx512): the model gives vcvtph2ps zmm 2
  * cycles, this Zen 4 1.33 (scripts/insn_tp.c), so its bound would be
  * 1.25-1.5x too high. */
 #ifdef __AVX512BF16__
@@ -333,22 +334,21 @@ KB_BINARY_OPS(KB_H2, f16)
     }                                                                     \
     void kb_rms_norm_##DT(const uint16_t *xr, uint16_t *yr,               \
                           const uint16_t *xn, const float *w, long D,     \
-                          float inv, float *o, const float *sr,           \
-                          float *sn);                                     \
+                          float inv, float *o);                           \
     void kb_rms_norm_##DT(const uint16_t *xr, uint16_t *yr,               \
                           const uint16_t *xn, const float *w, long D,     \
-                          float inv, float *o, const float *sr,           \
-                          float *sn)                                      \
+                          float inv, float *o)                            \
     {                                                                     \
         const __m512 z = _mm512_setzero_ps(), vr = _mm512_set1_ps(inv);   \
         __m512 a[2] = {z, z}, q[2] = {z, z};                              \
         for (long k = 0; k + 32 <= D; k += 32) {                          \
             KB_BEGIN(rms_norm_##DT);                                      \
-            nz_step_##DT(xn, k, z, true, false, a, q, sn);                \
+            nz_step_##DT(xn, k, z, true, false, a, q, NULL);              \
             nb_st2_##DT(yr, k,                                            \
-                        nz_yx_##DT(xr, sr, w, NULL, k, 0xffff, z, z, vr), \
-                        nz_yx_##DT(xr, sr, w, NULL, k + 16, 0xffff, z, z, \
-                                   vr));                                  \
+                        nz_yx_##DT(xr, NULL, w, NULL, k, 0xffff, z, z,    \
+                                   vr),                                   \
+                        nz_yx_##DT(xr, NULL, w, NULL, k + 16, 0xffff, z,  \
+                                   z, vr));                               \
             KB_END(rms_norm_##DT);                                        \
         }                                                                 \
         _mm512_storeu_ps(o, _mm512_add_ps(q[0], q[1]));                   \
