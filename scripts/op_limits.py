@@ -131,8 +131,6 @@ PROBE_N = 4096          # the in-cache size of a row with a stated bound
 BOUNDS_FILE = os.path.join(ROOT, "docs", "perf-data", "compute-bounds.json")
 REASONS_SCHEMA = "tbench.limit_reasons/1"
 REASONS_FILE = os.path.join(ROOT, "docs", "perf-data", "limit-reasons.json")
-REASON_KEYS = ("id", "ops", "dtypes", "shapes", "mcpu", "up_to", "reason",
-               "measured")
 ROUND_MAX_TIME_S = 0.15  # measure.max_time_s per case and round (default)
 
 
@@ -214,6 +212,19 @@ def load_listed(path, what, schema, key):
     return doc[key]
 
 
+def check_entry(where, e, required, optional):
+    """One entry of a load_listed list: an object with the required keys
+    and no key outside required and optional (one line and exit 2)."""
+    if not isinstance(e, dict):
+        die(f"{where}: expected an object with {', '.join(required)}")
+    for k in required:
+        if k not in e:
+            die(f"{where}: '{k}' is missing")
+    extra = set(e) - set(required) - set(optional)
+    if extra:
+        die(f"{where}: unknown key '{sorted(extra)[0]}'")
+
+
 def load_bounds(path, ops, mcpu):
     """The stated compute bounds for a machine whose cores llvm-mca
     models as `mcpu`: {impl: {"op", "cycles_per_element", "derivation",
@@ -226,16 +237,8 @@ def load_bounds(path, ops, mcpu):
     for i, e in enumerate(load_listed(path, "compute bounds file",
                                       BOUNDS_SCHEMA, "bounds")):
         where = f"{path}: bounds[{i}]"
-        if not isinstance(e, dict):
-            die(f"{where}: expected an object with impl, "
-                "cycles_per_element, derivation")
-        for k in ("impl", "cycles_per_element", "derivation"):
-            if k not in e:
-                die(f"{where}: '{k}' is missing")
-        extra = set(e) - {"impl", "cycles_per_element", "derivation",
-                          "mcpu"}
-        if extra:
-            die(f"{where}: unknown key '{sorted(extra)[0]}'")
+        check_entry(where, e, ("impl", "cycles_per_element", "derivation"),
+                    ("mcpu",))
         impl, cyc, why = e["impl"], e["cycles_per_element"], e["derivation"]
         model = e.get("mcpu")
         if not isinstance(impl, str) or not impl:
@@ -279,15 +282,8 @@ def load_reasons(path, ops):
     for i, e in enumerate(load_listed(path, "limit reasons file",
                                       REASONS_SCHEMA, "reasons")):
         where = f"{path}: reasons[{i}]"
-        if not isinstance(e, dict):
-            die(f"{where}: expected an object with id, ops, up_to, "
-                "reason, measured")
-        for k in ("id", "ops", "up_to", "reason", "measured"):
-            if k not in e:
-                die(f"{where}: '{k}' is missing")
-        extra = set(e) - set(REASON_KEYS)
-        if extra:
-            die(f"{where}: unknown key '{sorted(extra)[0]}'")
+        check_entry(where, e, ("id", "ops", "up_to", "reason", "measured"),
+                    ("dtypes", "shapes", "mcpu"))
         rid = e["id"]
         if not isinstance(rid, str) or \
                 not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,39}", rid):
