@@ -335,6 +335,77 @@ static void test_classes(void **state)
     assert_int_equal(n_sys_free, 3);
 }
 
+/* Hundreds of blocks over several classes (a transformer step's count):
+ * freed in a scrambled order, each class's blocks come back most
+ * recently freed first (LIFO), from the pool only; a second free of a
+ * block and a stranger's free are left alone; destroy returns every
+ * block.  A lookup that loses a block, mixes classes or is not LIFO
+ * fails it. */
+#define MB_N 300
+#define MB_CLASSES 7
+static void test_many_blocks(void **state)
+{
+    (void)state;
+    tb_pool *p = NULL;
+    assert_int_equal(
+        tb_pool_create(TB_POOL_EXACT, count_alloc, count_free, NULL, &p), 0);
+    n_sys_alloc = n_sys_free = 0;
+    static tb_tensor t[MB_N];
+    static void *data[MB_N];
+    static int order[MB_N];
+    for (int i = 0; i < MB_N; i++) {
+        tb_shape s = CS(1, 16 * (1 + i % MB_CLASSES)); /* 64 B a step */
+        tb_tensor_init(&t[i], TB_F32, &s);
+        assert_int_equal(tb_pool_alloc(p, &t[i]), 0);
+        data[i] = t[i].data;
+        for (int j = 0; j < i; j++)
+            assert_ptr_not_equal(data[j], data[i]);
+        order[i] = i;
+    }
+    uint64_t r = 12345;
+    for (int i = MB_N - 1; i > 0; i--) { /* Fisher-Yates by an LCG */
+        r = r * UINT64_C(6364136223846793005) + 1442695040888963407u;
+        int j = (int)((r >> 33) % (uint64_t)(i + 1));
+        int x = order[i];
+        order[i] = order[j];
+        order[j] = x;
+    }
+    for (int k = 0; k < MB_N; k++) {
+        tb_pool_free(p, &t[order[k]]);
+        assert_null(t[order[k]].data);
+    }
+    tb_tensor again = t[order[0]]; /* a block freed twice: left alone */
+    again.data = data[order[0]];
+    tb_pool_free(p, &again);
+    assert_ptr_equal(again.data, data[order[0]]);
+    int x = 0;
+    tb_tensor stranger = t[0];
+    stranger.data = &x;
+    tb_pool_free(p, &stranger);
+    assert_ptr_equal(stranger.data, &x);
+    for (int c = 0; c < MB_CLASSES; c++) {
+        /* class c's blocks in reverse free order */
+        for (int k = MB_N - 1; k >= 0; k--) {
+            if (order[k] % MB_CLASSES != c)
+                continue;
+            tb_tensor u;
+            tb_shape s = CS(1, 16 * (1 + c));
+            tb_tensor_init(&u, TB_F32, &s);
+            assert_int_equal(tb_pool_alloc(p, &u), 0);
+            assert_ptr_equal(u.data, data[order[k]]);
+        }
+    }
+    tb_pool_stats st;
+    tb_pool_stats_read(p, &st);
+    assert_int_equal(n_sys_alloc, MB_N);
+    assert_int_equal(st.sys_allocs, MB_N);
+    assert_int_equal(st.hits, MB_N);
+    assert_int_equal(st.requests, 2 * MB_N);
+    assert_int_equal(st.cached_bytes, 0);
+    tb_pool_destroy(p);
+    assert_int_equal(n_sys_free, MB_N);
+}
+
 #define T(f) {#f, test_##f, leak_setup, leak_teardown, NULL}
 
 int main(void)
@@ -343,6 +414,7 @@ int main(void)
         T(steady_state),
         T(dirty_memory),
         T(classes),
+        T(many_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
