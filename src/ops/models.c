@@ -22,6 +22,8 @@ struct tb_model {
     int target;
     int64_t hook_calls;
     tb_model_pass pass; /* of the kernel call now running */
+    tb_params perm;     /* heads_split's (0, 2, 1, 3), once set_perm */
+    bool set_perm;
 };
 
 static void count_hook(void *user, tb_ag_hook_kind kind, const tb_op *op,
@@ -180,12 +182,16 @@ static int heads_split(tb_model *m, int v, bool merge, int *out)
 {
     int64_t B = m->cfg.x.dim[0], S = m->cfg.x.dim[1], D = m->cfg.x.dim[2];
     int64_t H = m->cfg.heads, Dh = D / H;
-    const tb_op *op = tb_op_get(TB_OP_permute);
-    tb_params p = {0};
-    static const char *const names[4] = {"p0", "p1", "p2", "p3"};
-    static const int order[4] = {0, 2, 1, 3}; /* its own inverse */
-    for (int i = 0; i < 4; i++)
-        tb_params_set(op, &p, names[i], order[i], NULL, 0);
+    if (!m->set_perm) { /* by name once: not 4 lookups a call */
+        const tb_op *op = tb_op_get(TB_OP_permute);
+        static const char *const names[4] = {"p0", "p1", "p2", "p3"};
+        static const int order[4] = {0, 2, 1, 3}; /* its own inverse */
+        m->perm = (tb_params){0};
+        for (int i = 0; i < 4; i++)
+            tb_params_set(op, &m->perm, names[i], order[i], NULL, 0);
+        m->set_perm = true;
+    }
+    const tb_params p = m->perm;
     tb_shape bshd = {4, {B, S, H, Dh}}, flat = {2, {B * S, D}};
     int in, rc;
     if (merge) {

@@ -130,16 +130,6 @@ void tb_tensor_init(tb_tensor *t, tb_dtype dt, const tb_shape *s)
     }
 }
 
-tb_shape tb_tensor_shape(const tb_tensor *t)
-{
-    tb_shape s;
-    memset(&s, 0, sizeof s);
-    s.ndim = t->ndim;
-    for (int i = 0; i < t->ndim; i++)
-        s.dim[i] = t->shape[i];
-    return s;
-}
-
 int64_t tb_tensor_numel(const tb_tensor *t)
 {
     int64_t n = 1;
