@@ -208,7 +208,11 @@ static int bwk_product_gemm(void *ctx, tb_dtype dt, const void *g,
                             const void *a, const void *b, void *da,
                             void *db, int64_t M, int64_t K, int64_t N)
 {
-    int rc = tb_cpu_gemm_tr(ctx, dt, false, true, M, K, N, g, N, b, N, da,
+    /* few rows of g: both read in place (packing b^T, K x N, cost as
+     * much as the products: linear_backward 8 x 784 -> 256) */
+    int rc = tb_cpu_gemm_nt(ctx, dt, M, K, N, g, N, b, N, da, K);
+    if (rc == TB_EUNSUPPORTED)
+        rc = tb_cpu_gemm_tr(ctx, dt, false, true, M, K, N, g, N, b, N, da,
                             K);
     if (rc == 0 && N < BWK_NARROW && N < K) {
         /* a narrow db (linear's [in, out] with few outputs): its rows

@@ -59,6 +59,14 @@ double tb_cpu_param(const tb_params *p, tb_op_id id, int idx);
 int tb_cpu_gemm_tr(void *ctx, tb_dtype dt, bool ta, bool tb, int64_t M,
                    int64_t N, int64_t K, const void *a, int64_t lda,
                    const void *b, int64_t ldb, void *out, int64_t ldc);
+/* out[M,N] = a[M,K] b^T (b held as N x K) by the GEMM's unpacked path
+ * for few rows (gemm.h's tb_gemm_nt_small: its own sum order, not the
+ * matmul row's bits), at the instance's level and threads;
+ * TB_EUNSUPPORTED where that path does not apply (the caller takes
+ * tb_cpu_gemm_tr). */
+int tb_cpu_gemm_nt(void *ctx, tb_dtype dt, int64_t M, int64_t N, int64_t K,
+                   const void *a, int64_t lda, const void *b, int64_t ldb,
+                   void *out, int64_t ldc);
 
 /* The instance's single-threaded twin (drv.h), for kernels called from
  * inside one of its parallel parts; NULL for NULL. */

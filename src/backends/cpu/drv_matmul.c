@@ -154,6 +154,26 @@ int tb_cpu_gemm_tr(void *ctx, tb_dtype dt, bool ta, bool tb, int64_t M,
     return TB_EUNSUPPORTED;
 }
 
+int tb_cpu_gemm_nt(void *ctx, tb_dtype dt, int64_t M, int64_t N, int64_t K,
+                   const void *a, int64_t lda, const void *b, int64_t ldb,
+                   void *out, int64_t ldc)
+{
+#if TB_CPU_HAVE_GEMM
+    tb_cpu_ctx *c = ctx;
+    const int lv = tb_cpu_isa(ctx);
+    if ((dt == TB_F32 || dt == TB_F64) && cpu_use_gemm(lv)) {
+        const tb_gemm_parallel par = {cpu_gemm_par_run, c};
+        return tb_gemm_nt_small(lv, dt == TB_F64, M, N, K, a, lda, b, ldb,
+                                out, ldc, c->threads,
+                                c->threads > 1 ? &par : NULL);
+    }
+#else
+    (void)ctx, (void)dt, (void)M, (void)N, (void)K, (void)a, (void)lda;
+    (void)b, (void)ldb, (void)out, (void)ldc;
+#endif
+    return TB_EUNSUPPORTED;
+}
+
 /* [..., M, K] x [..., K, N] -> [..., M, N] with equal batch dims. */
 static int cpu_matmul(void *ctx, const tb_tensor *in, tb_tensor *out,
                       tb_dtype dt, int lv)

@@ -403,6 +403,57 @@ int tb_gemm_tr(int isa, int f64, int trans, int64_t M, int64_t N,
                : TB_EUNSUPPORTED;
 }
 
+/* ---- C = A B^T for few rows (tb_gemm_nt_small) ----------------------- */
+
+#if GEMM_HAVE_AVX512
+typedef struct gemm_nt_job {
+    int64_t M, N, K, lda, ldb, ldc;
+    const float *A, *B;
+    float *C;
+} gemm_nt_job;
+
+static void gemm_nt_task(void *arg, int part, int used)
+{
+    const gemm_nt_job *j = arg;
+    /* column pairs split evenly: no sum depends on the split */
+    const int64_t pairs = (j->N + 1) / 2;
+    const int64_t lo = 2 * (pairs * part / used);
+    const int64_t hi2 = 2 * (pairs * (part + 1) / used);
+    const int64_t hi = hi2 < j->N ? hi2 : j->N;
+    tb_gemm_nt_f32_avx512(j->M, lo, hi, j->K, j->A, j->lda, j->B, j->ldb,
+                          j->C, j->ldc);
+}
+#endif
+
+int tb_gemm_nt_small(int isa, int f64, int64_t M, int64_t N, int64_t K,
+                     const void *A, int64_t lda, const void *B, int64_t ldb,
+                     void *C, int64_t ldc, int nthreads,
+                     const tb_gemm_parallel *par)
+{
+#if GEMM_HAVE_AVX512
+    if (f64 || isa < TB_ISA_AVX512 || gemm_isa_check(isa) ||
+        M < 1 || M > TB_GEMM_NT_MMAX || N < 1 || K < TB_GEMM_NT_KMIN ||
+        lda < K || ldb < K || ldc < N || !A || !B || !C || nthreads < 1)
+        return TB_EUNSUPPORTED;
+    gemm_nt_job j = {M, N, K, lda, ldb, ldc, A, B, C};
+    const int64_t macs = M * N * K;
+    int parts = nthreads;
+    if (parts > (N + 1) / 2)
+        parts = (int)((N + 1) / 2);
+    if (parts > 1 && par &&
+        macs >= atomic_load_explicit(&gemm_par_min_macs,
+                                     memory_order_relaxed))
+        par->run(par->ctx, parts, gemm_nt_task, &j);
+    else
+        gemm_nt_task(&j, 0, 1);
+    return 0;
+#else
+    (void)isa, (void)f64, (void)M, (void)N, (void)K, (void)A, (void)lda;
+    (void)B, (void)ldb, (void)C, (void)ldc, (void)nthreads, (void)par;
+    return TB_EUNSUPPORTED;
+#endif
+}
+
 const char *tb_gemm_impl_name(int isa, int dtype_is_f64)
 {
     if (isa < 0 || isa >= TB_ISA_COUNT)

@@ -392,3 +392,119 @@ void tb_gemm_epi_f64_avx512(double *c, int64_t ldc, int64_t m, int64_t n,
         }
     }
 }
+
+/* ---- C = A B^T for few rows of A, both read in place (f32) ----------- */
+
+/* lane i of the result = the sum of v[i]'s 16 lanes (a fixed tree:
+ * pairs of lanes, then of pairs, of 128-bit quarters, of halves) */
+static inline __m512 nt_hsum16(const __m512 v[16])
+{
+    __m512 t[8], u[4], w[2];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++)
+        t[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]),
+                             _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        const __m512d a = _mm512_castps_pd(t[2 * i]);
+        const __m512d b = _mm512_castps_pd(t[2 * i + 1]);
+        u[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)),
+                             _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+    }
+    /* u[i]'s quarter q: the quarter-q sums of v[4i .. 4i + 3] */
+#pragma GCC unroll 2
+    for (int i = 0; i < 2; i++)
+        w[i] = _mm512_add_ps(
+            _mm512_shuffle_f32x4(u[2 * i], u[2 * i + 1], 0x88),
+            _mm512_shuffle_f32x4(u[2 * i], u[2 * i + 1], 0xdd));
+    return _mm512_add_ps(_mm512_shuffle_f32x4(w[0], w[1], 0x88),
+                         _mm512_shuffle_f32x4(w[0], w[1], 0xdd));
+}
+
+/* Columns j, j + 1 (nc of them: 1 or 2) of rows i < m (m <= 8) of C. */
+static inline __attribute__((always_inline)) void
+nt_tile(int m, int nc, int64_t K, const float *a, int64_t lda,
+        const float *b, int64_t ldb, float *c, int64_t ldc)
+{
+    __m512 acc[16];
+    const float *ar[8], *br[2];
+#pragma GCC unroll 8
+    for (int r = 0; r < 8; r++)
+        ar[r] = a + (r < m ? r : m - 1) * lda;
+    br[0] = b;
+    br[1] = b + (nc > 1 ? ldb : 0);
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++)
+        acc[i] = _mm512_setzero_ps();
+    int64_t k = 0;
+    for (; k + 16 <= K; k += 16) {
+        const __m512 b0 = _mm512_loadu_ps(br[0] + k);
+        const __m512 b1 = _mm512_loadu_ps(br[1] + k);
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++) {
+            const __m512 av = _mm512_loadu_ps(ar[r] + k);
+            acc[r] = _mm512_fmadd_ps(av, b0, acc[r]);
+            acc[8 + r] = _mm512_fmadd_ps(av, b1, acc[8 + r]);
+        }
+    }
+    if (k < K) {
+        const __mmask16 km = (__mmask16)((1u << (K - k)) - 1);
+        const __m512 b0 = _mm512_maskz_loadu_ps(km, br[0] + k);
+        const __m512 b1 = _mm512_maskz_loadu_ps(km, br[1] + k);
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++) {
+            const __m512 av = _mm512_maskz_loadu_ps(km, ar[r] + k);
+            acc[r] = _mm512_fmadd_ps(av, b0, acc[r]);
+            acc[8 + r] = _mm512_fmadd_ps(av, b1, acc[8 + r]);
+        }
+    }
+    /* lane r: C[r][j], lane 8 + r: C[r][j + 1]; to (r, j) pairs */
+    const __m512 s = _mm512_permutexvar_ps(
+        _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7,
+                          15),
+        nt_hsum16(acc));
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; q++) {
+        const __m128 p = _mm512_extractf32x4_ps(s, q);
+        if (2 * q < m) {
+            if (nc > 1)
+                _mm_storel_pi((__m64 *)(void *)(c + 2 * q * ldc), p);
+            else
+                _mm_store_ss(c + 2 * q * ldc, p);
+        }
+        if (2 * q + 1 < m) {
+            if (nc > 1)
+                _mm_storeh_pi((__m64 *)(void *)(c + (2 * q + 1) * ldc), p);
+            else
+                _mm_store_ss(c + (2 * q + 1) * ldc,
+                             _mm_movehl_ps(p, p));
+        }
+    }
+}
+
+#define NT_CASE(mm)                                                       \
+    case mm:                                                              \
+        for (; j + 2 <= n1; j += 2)                                       \
+            nt_tile(mm, 2, K, a, lda, b + j * ldb, ldb, c + j, ldc);      \
+        if (j < n1)                                                       \
+            nt_tile(mm, 1, K, a, lda, b + j * ldb, ldb, c + j, ldc);      \
+        break;
+
+void tb_gemm_nt_f32_avx512(int64_t M, int64_t n0, int64_t n1, int64_t K,
+                           const float *A, int64_t lda, const float *B,
+                           int64_t ldb, float *C, int64_t ldc)
+{
+    for (int64_t i = 0; i < M; i += 8) {
+        const int m = M - i < 8 ? (int)(M - i) : 8;
+        const float *a = A + i * lda, *b = B;
+        float *c = C + i * ldc;
+        int64_t j = n0;
+        switch (m) {
+            NT_CASE(1) NT_CASE(2) NT_CASE(3) NT_CASE(4)
+            NT_CASE(5) NT_CASE(6) NT_CASE(7) NT_CASE(8)
+        default:
+            break;
+        }
+    }
+}
+#undef NT_CASE

@@ -66,6 +66,16 @@ typedef void (*tb_gemm_edge_f64)(int64_t m, int64_t n, int64_t kc,
                                  const double *a, const double *b,
                                  int64_t ldb, double *c, int64_t ldc,
                                  int accumulate);
+/* C[i][j] = sum over k of A[i][k] B[j][k] (B held transposed, both
+ * operands read in place, rows lda and ldb apart) for i < M and
+ * n0 <= j < n1: tiles of 8 rows x 2 columns, each sum in 16 lanes over
+ * k (lane k mod 16, one FMA a term in k order, the last vector masked)
+ * then a fixed tree over the lanes.  No packing: for few rows of A
+ * (linear_backward's dx = gz w^T at batch 8), where packing B^T costs
+ * as much as the FMAs. */
+void tb_gemm_nt_f32_avx512(int64_t M, int64_t n0, int64_t n1, int64_t K,
+                           const float *A, int64_t lda, const float *B,
+                           int64_t ldb, float *C, int64_t ldc);
 void tb_gemm_edge_f32_avx512_12x32(int64_t m, int64_t n, int64_t kc,
                                    const float *a, const float *b,
                                    int64_t ldb, float *c, int64_t ldc,
