@@ -408,8 +408,9 @@ int tb_gemm_tr(int isa, int f64, int trans, int64_t M, int64_t N,
 #if GEMM_HAVE_AVX512
 typedef struct gemm_nt_job {
     int64_t M, N, K, lda, ldb, ldc;
-    const float *A, *B;
-    float *C;
+    const void *A, *B;
+    void *C;
+    int f64;
 } gemm_nt_job;
 
 static void gemm_nt_task(void *arg, int part, int used)
@@ -420,8 +421,12 @@ static void gemm_nt_task(void *arg, int part, int used)
     const int64_t lo = 2 * (pairs * part / used);
     const int64_t hi2 = 2 * (pairs * (part + 1) / used);
     const int64_t hi = hi2 < j->N ? hi2 : j->N;
-    tb_gemm_nt_f32_avx512(j->M, lo, hi, j->K, j->A, j->lda, j->B, j->ldb,
-                          j->C, j->ldc);
+    if (j->f64)
+        tb_gemm_nt_f64_avx512(j->M, lo, hi, j->K, j->A, j->lda, j->B,
+                              j->ldb, j->C, j->ldc);
+    else
+        tb_gemm_nt_f32_avx512(j->M, lo, hi, j->K, j->A, j->lda, j->B,
+                              j->ldb, j->C, j->ldc);
 }
 #endif
 
@@ -431,11 +436,11 @@ int tb_gemm_nt_small(int isa, int f64, int64_t M, int64_t N, int64_t K,
                      const tb_gemm_parallel *par)
 {
 #if GEMM_HAVE_AVX512
-    if (f64 || isa < TB_ISA_AVX512 || gemm_isa_check(isa) ||
+    if (isa < TB_ISA_AVX512 || gemm_isa_check(isa) ||
         M < 1 || M > TB_GEMM_NT_MMAX || N < 1 || K < TB_GEMM_NT_KMIN ||
         lda < K || ldb < K || ldc < N || !A || !B || !C || nthreads < 1)
         return TB_EUNSUPPORTED;
-    gemm_nt_job j = {M, N, K, lda, ldb, ldc, A, B, C};
+    gemm_nt_job j = {M, N, K, lda, ldb, ldc, A, B, C, f64 != 0};
     const int64_t macs = M * N * K;
     int parts = nthreads;
     if (parts > (N + 1) / 2)

@@ -201,11 +201,12 @@ int tb_gemm_scratch_check(void);
 /* C[M,N] = A[M,K] B^T with B held as N x K (rows ldb apart), both read
  * in place, no packing: for few rows of A, where packing B^T costs as
  * much as the multiply-adds (linear_backward's dx = gz w^T at batch 8).
- * Each sum runs in 16 lanes over k (k mod 16, in k order) and then a
- * fixed tree over the lanes: not tb_gemm_tr's bits, the same bits at
- * any thread count (the columns are split).  f32 at AVX-512 only, 1 <=
- * M <= TB_GEMM_NT_MMAX, K >= TB_GEMM_NT_KMIN; TB_EUNSUPPORTED
- * otherwise (the caller takes tb_gemm_tr). */
+ * Each sum runs in the vector's lanes over k (k mod 16 for f32, mod 8
+ * for f64, in k order), then a fixed tree over the lanes: not
+ * tb_gemm_tr's bits, the same bits at any thread count (the columns are
+ * split).  f32 and f64 at AVX-512 only, 1 <= M <= TB_GEMM_NT_MMAX,
+ * K >= TB_GEMM_NT_KMIN; TB_EUNSUPPORTED otherwise (the caller takes
+ * tb_gemm_tr). */
 #define TB_GEMM_NT_MMAX 16
 #define TB_GEMM_NT_KMIN 64
 int tb_gemm_nt_small(int isa, int f64, int64_t M, int64_t N, int64_t K,

@@ -508,3 +508,110 @@ void tb_gemm_nt_f32_avx512(int64_t M, int64_t n0, int64_t n1, int64_t K,
     }
 }
 #undef NT_CASE
+
+/* ---- the same for f64 (8 lanes) ---------------------------------------- */
+
+/* lane i of the result = the sum of v[i]'s 8 lanes (pairs of lanes, then
+ * 128-bit quarters, then halves) */
+static inline __m512d nt_hsum8d(const __m512d v[8])
+{
+    __m512d t[4], u[2];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++)
+        t[i] = _mm512_add_pd(_mm512_unpacklo_pd(v[2 * i], v[2 * i + 1]),
+                             _mm512_unpackhi_pd(v[2 * i], v[2 * i + 1]));
+#pragma GCC unroll 2
+    for (int i = 0; i < 2; i++)
+        u[i] = _mm512_add_pd(
+            _mm512_shuffle_f64x2(t[2 * i], t[2 * i + 1], 0x88),
+            _mm512_shuffle_f64x2(t[2 * i], t[2 * i + 1], 0xdd));
+    return _mm512_add_pd(_mm512_shuffle_f64x2(u[0], u[1], 0x88),
+                         _mm512_shuffle_f64x2(u[0], u[1], 0xdd));
+}
+
+static inline __attribute__((always_inline)) void
+nt_tile_d(int m, int nc, int64_t K, const double *a, int64_t lda,
+          const double *b, int64_t ldb, double *c, int64_t ldc)
+{
+    __m512d acc[16];
+    const double *ar[8], *br[2];
+#pragma GCC unroll 8
+    for (int r = 0; r < 8; r++)
+        ar[r] = a + (r < m ? r : m - 1) * lda;
+    br[0] = b;
+    br[1] = b + (nc > 1 ? ldb : 0);
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++)
+        acc[i] = _mm512_setzero_pd();
+    int64_t k = 0;
+    for (; k + 8 <= K; k += 8) {
+        const __m512d b0 = _mm512_loadu_pd(br[0] + k);
+        const __m512d b1 = _mm512_loadu_pd(br[1] + k);
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++) {
+            const __m512d av = _mm512_loadu_pd(ar[r] + k);
+            acc[r] = _mm512_fmadd_pd(av, b0, acc[r]);
+            acc[8 + r] = _mm512_fmadd_pd(av, b1, acc[8 + r]);
+        }
+    }
+    if (k < K) {
+        const __mmask8 km = (__mmask8)((1u << (K - k)) - 1);
+        const __m512d b0 = _mm512_maskz_loadu_pd(km, br[0] + k);
+        const __m512d b1 = _mm512_maskz_loadu_pd(km, br[1] + k);
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++) {
+            const __m512d av = _mm512_maskz_loadu_pd(km, ar[r] + k);
+            acc[r] = _mm512_fmadd_pd(av, b0, acc[r]);
+            acc[8 + r] = _mm512_fmadd_pd(av, b1, acc[8 + r]);
+        }
+    }
+    /* s0 lane r: C[r][j], s1 lane r: C[r][j + 1]; each 128-bit quarter
+     * of lo holds row 2q's pair, of hi row 2q + 1's */
+    const __m512d s0 = nt_hsum8d(acc), s1 = nt_hsum8d(acc + 8);
+    const __m512d lo = _mm512_unpacklo_pd(s0, s1);
+    const __m512d hi = _mm512_unpackhi_pd(s0, s1);
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; q++) {
+        const __m128d pl = _mm512_extractf64x2_pd(lo, q);
+        const __m128d ph = _mm512_extractf64x2_pd(hi, q);
+        if (2 * q < m) {
+            if (nc > 1)
+                _mm_storeu_pd(c + 2 * q * ldc, pl);
+            else
+                _mm_store_sd(c + 2 * q * ldc, pl);
+        }
+        if (2 * q + 1 < m) {
+            if (nc > 1)
+                _mm_storeu_pd(c + (2 * q + 1) * ldc, ph);
+            else
+                _mm_store_sd(c + (2 * q + 1) * ldc, ph);
+        }
+    }
+}
+
+#define NT_CASE(mm)                                                       \
+    case mm:                                                              \
+        for (; j + 2 <= n1; j += 2)                                       \
+            nt_tile_d(mm, 2, K, a, lda, b + j * ldb, ldb, c + j, ldc);    \
+        if (j < n1)                                                       \
+            nt_tile_d(mm, 1, K, a, lda, b + j * ldb, ldb, c + j, ldc);    \
+        break;
+
+void tb_gemm_nt_f64_avx512(int64_t M, int64_t n0, int64_t n1, int64_t K,
+                           const double *A, int64_t lda, const double *B,
+                           int64_t ldb, double *C, int64_t ldc)
+{
+    for (int64_t i = 0; i < M; i += 8) {
+        const int m = M - i < 8 ? (int)(M - i) : 8;
+        const double *a = A + i * lda, *b = B;
+        double *c = C + i * ldc;
+        int64_t j = n0;
+        switch (m) {
+            NT_CASE(1) NT_CASE(2) NT_CASE(3) NT_CASE(4)
+            NT_CASE(5) NT_CASE(6) NT_CASE(7) NT_CASE(8)
+        default:
+            break;
+        }
+    }
+}
+#undef NT_CASE

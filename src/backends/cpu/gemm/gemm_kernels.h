@@ -76,6 +76,10 @@ typedef void (*tb_gemm_edge_f64)(int64_t m, int64_t n, int64_t kc,
 void tb_gemm_nt_f32_avx512(int64_t M, int64_t n0, int64_t n1, int64_t K,
                            const float *A, int64_t lda, const float *B,
                            int64_t ldb, float *C, int64_t ldc);
+/* f64: the same tiles, 8 lanes over k */
+void tb_gemm_nt_f64_avx512(int64_t M, int64_t n0, int64_t n1, int64_t K,
+                           const double *A, int64_t lda, const double *B,
+                           int64_t ldb, double *C, int64_t ldc);
 void tb_gemm_edge_f32_avx512_12x32(int64_t m, int64_t n, int64_t kc,
                                    const float *a, const float *b,
                                    int64_t ldb, float *c, int64_t ldc,
