@@ -486,6 +486,11 @@ static void fam_conv(const tb_op *op, cases *cs)
         {3, 2, 7, 41, 1, 2, 3, 3, 1, 1, 2},
         /* bf16's (avx512bf16): 8 channels, then 2 one at a time */
         {2, 2, 9, 18, 10, 2, 3, 3, 1, 0, 1},
+        /* the f32/f64 forward's direct loops past C KH KW = 64 (up to
+         * 256 with at most 32 output channels; 1x16x40x40 above too):
+         * R 90 with dilation and an O tail of 3, R 225 (5x5) */
+        {1, 10, 11, 13, 19, 10, 3, 3, 1, 1, 2},
+        {2, 9, 12, 21, 13, 9, 5, 5, 1, 2, 1},
     };
     for (size_t i = 0; i < sizeof cv / sizeof cv[0] && op->n_in >= 2; i++) {
         const int *v = cv[i];

@@ -4,7 +4,9 @@
  * convolutions whose im2col + GEMM is all fixed cost (issue 34: one
  * input channel, R = C*KH*KW of 9..36): drv_conv.c's conv2d / conv2d_nobias and
  * backward.c's conv2d_backward call them at the avx512 levels when
- * tb_cpu_convd_fits says so, else im2col and the GEMM.
+ * tb_cpu_convd_fits says so (the f32/f64 forward:
+ * tb_cpu_convd_fwd_fits, up to R = 256 with few output channels), else
+ * im2col and the GEMM.
  *
  * The image is read already padded: xp [C, Hp, Wp] with Hp = OH +
  * dil*(KH-1), Wp = OW + dil*(KW-1) (the caller copies it into a zeroed
@@ -33,6 +35,22 @@ typedef struct tb_cpu_convd_geom {
 static inline bool tb_cpu_convd_fits(int64_t R, int64_t OW, int v)
 {
     return R <= TB_CPU_CONVD_MAX_R && 2 * OW >= v;
+}
+/* The f32/f64 forward loops (drv_conv.c) also take R up to
+ * TB_CPU_CONVD_FWD_MAX_R when there are at most TB_CPU_CONVD_FWD_MAX_O
+ * output channels (the image reloaded at most 4 times): against im2col
+ * + GEMM (tbench ab, 6 blocks, load 7) conv2d 1x16x13x13 -> 32 (R 144)
+ * f32 -18%, f64 -3.6%, 8x8x16x16 -> 16 (R 72) -47% / -27%, 1x28x13x13
+ * -> 32 (R 252) -18% / -3.7%, 4x16x32x32 -> 32 -23% / -20%; with 64
+ * output channels at R 288 +4% / +7%, at R 576 +6% / +20%. */
+#define TB_CPU_CONVD_FWD_MAX_R 256
+#define TB_CPU_CONVD_FWD_MAX_O 32
+static inline bool tb_cpu_convd_fwd_fits(int64_t R, int64_t O, int64_t OW,
+                                         int v)
+{
+    return tb_cpu_convd_fits(R, OW, v) ||
+           (R <= TB_CPU_CONVD_FWD_MAX_R && O <= TB_CPU_CONVD_FWD_MAX_O &&
+            2 * OW >= v);
 }
 
 /* out [O, OH, OW] = bias[o] (0 without bias) + sum over c, kh, kw (in

@@ -314,9 +314,10 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
      * TB_CPU_HALF_MM rows; below it half.c's conversions around f32):
      * its own direct loop, two taps a vdpbf16ps */
     j.direct = lv >= TB_ISA_AVX512 && st == 1 &&
-               (dt == TB_F32 || dt == TB_F64 ||
-                (dt == TB_BF16 && TB_CPU_HAVE_AVX512BF16)) &&
-               tb_cpu_convd_fits(j.R, j.g.OW, vl);
+               (((dt == TB_F32 || dt == TB_F64) &&
+                 tb_cpu_convd_fwd_fits(j.R, j.O, j.g.OW, vl)) ||
+                (dt == TB_BF16 && TB_CPU_HAVE_AVX512BF16 &&
+                 tb_cpu_convd_fits(j.R, j.g.OW, vl)));
     if (j.direct) {
         j.dg = (tb_cpu_convd_geom){j.g.C,  j.g.OH + dil * (j.g.KH - 1),
                                    j.g.OW + dil * (j.g.KW - 1),
