@@ -42,7 +42,9 @@
  * the order x00 x01 x10 x11 kept by a few integer operations on them:
  * that is the f32 row's choice (the first element equal to the maximum,
  * or the first NaN).  It takes g (a NaN made quiet, as narrowing does),
- * the others +0.  avg_pool2d_backward: g widened, times 0.25 in f32,
+ * the others +0.  One test (the unsigned maximum of x's and g's
+ * magnitudes) finds a NaN among both; only then are x's keys and g's
+ * values fixed.  avg_pool2d_backward: g widened, times 0.25 in f32,
  * narrowed, each window's value to its four places. */
 #include <immintrin.h>
 #include <string.h>
@@ -399,19 +401,16 @@ P16_INLINE __m512i p16_key(__m512i d, __m512i *mag)
                                  _mm512_setzero_si512(), *mag);
 }
 
-/* g's n <= 16 values, each twice (word 2i and 2i + 1: window i's pair),
- * a NaN made quiet as narrowing makes it */
-P16_INLINE __m512i p16_g2(bool f16, const uint16_t *g, int64_t n,
-                          bool whole)
+/* g's 16 values (a NaN made quiet as narrowing makes it, where nan),
+ * each twice (word 2i and 2i + 1: window i's pair) */
+P16_INLINE __m512i p16_g2(bool f16, __m256i gv, bool nan)
 {
-    __m256i gv = whole ? _mm256_loadu_si256((const __m256i *)g)
-                       : _mm256_maskz_loadu_epi16(p16_m16(n), g);
-    const __mmask16 nan = _mm256_cmpgt_epi16_mask(
-        _mm256_and_si256(gv, _mm256_set1_epi16(0x7fff)),
-        _mm256_set1_epi16((short)(f16 ? 0x7c00 : 0x7f80)));
-    if (__builtin_expect(nan != 0, 0))
+    if (__builtin_expect(nan, 0))
         gv = _mm256_mask_mov_epi16(
-            gv, nan,
+            gv,
+            _mm256_cmpgt_epi16_mask(
+                _mm256_and_si256(gv, _mm256_set1_epi16(0x7fff)),
+                _mm256_set1_epi16((short)(f16 ? 0x7c00 : 0x7f80))),
             _mm256_or_si256(gv, _mm256_set1_epi16(f16 ? 0x200 : 0x40)));
     const __m512i dup = _mm512_set_epi16(
         15, 15, 14, 14, 13, 13, 12, 12, 11, 11, 10, 10, 9, 9, 8, 8, 7, 7, 6,
@@ -434,20 +433,32 @@ P16_INLINE void p16_mp_step(bool f16, const uint16_t *g, const uint16_t *x0,
     __m512i k1 = p16_key(whole ? _mm512_loadu_si512(x1)
                                : _mm512_maskz_loadu_epi16(m, x1),
                          &a1);
+    const __m256i gv = whole ? _mm256_loadu_si256((const __m256i *)g)
+                             : _mm256_maskz_loadu_epi16(p16_m16(n), g);
+    /* one test for a NaN among x's and g's values (the magnitudes'
+     * unsigned maximum above the infinity's), each fixed only then: x's
+     * keys to 0x7fff, g's quiet */
     const __m512i lim = _mm512_set1_epi16((short)(f16 ? 0x7c00 : 0x7f80));
-    const __mmask32 n0 = _mm512_cmpgt_epi16_mask(a0, lim);
-    const __mmask32 n1 = _mm512_cmpgt_epi16_mask(a1, lim);
-    if (__builtin_expect((n0 | n1) != 0, 0)) {
+    const bool nan =
+        _mm512_cmpgt_epu16_mask(
+            _mm512_max_epu16(
+                _mm512_max_epu16(a0, a1),
+                _mm512_zextsi256_si512(_mm256_and_si256(
+                    gv, _mm256_set1_epi16(0x7fff)))),
+            lim) != 0;
+    if (__builtin_expect(nan, 0)) {
         const __m512i top = _mm512_set1_epi16(0x7fff);
-        k0 = _mm512_mask_mov_epi16(k0, n0, top);
-        k1 = _mm512_mask_mov_epi16(k1, n1, top);
+        k0 = _mm512_mask_mov_epi16(k0, _mm512_cmpgt_epi16_mask(a0, lim),
+                                   top);
+        k1 = _mm512_mask_mov_epi16(k1, _mm512_cmpgt_epi16_mask(a1, lim),
+                                   top);
     }
     const __m512i v = _mm512_max_epi16(k0, k1);
     const __m512i mx = _mm512_max_epi16(v, _mm512_rol_epi32(v, 16));
     /* all-ones words where the key is the window's maximum */
     const __m512i e0 = _mm512_movm_epi16(_mm512_cmpeq_epi16_mask(k0, mx));
     const __m512i e1 = _mm512_movm_epi16(_mm512_cmpeq_epi16_mask(k1, mx));
-    const __m512i g2 = p16_g2(f16, g, n, whole);
+    const __m512i g2 = p16_g2(f16, gv, nan);
     /* a row's lane: its even element if it matches, its odd one if it
      * matches and the even one does not (A & ~B & C: 0x20); row 1 only
      * where row 0 has no match (~A & ~B & C: 0x02) */
