@@ -78,7 +78,9 @@ typedef struct {
                      * edges (edge()), 7 as 0 with the inputs past x
                      * scaled by 2^-126 (norm results about FLT_MIN,
                      * subnormal among them: AVX512_BF16's narrowing's
-                     * fallback) */
+                     * fallback), 8 as 0 with 1 in 97 of the pools' x an
+                     * infinity or NaN (quiet or signaling, either sign:
+                     * steps without them beside steps with) */
 } pcase;
 
 /* kind 6, softmax's edges, from a random r in row `row`: every fifth
@@ -126,7 +128,18 @@ static void fill(const pcase *c, tb_dtype dt, tb_tensor *in, uint64_t seed)
                 h[k] = nar(dt, tv[r % (c->kind == 5 ? 8 : 4)]);
                 if (c->kind == 5 && r % 8 >= 6 && (r >> 8) % 2)
                     h[k] ^= dt == TB_F16 ? 0x201 : 0x41; /* signaling */
-            } else if (c->kind == 3) /* pow's benchmark domain */
+            } else if (c->kind == 8 && i == (c->nin > 1) && r % 97 == 0)
+                /* an exponent of all ones, a fraction of 0 or 1 (the
+                 * infinity or a signaling NaN) or random */
+                h[k] = (uint16_t)((dt == TB_F16 ? 0x7c00 : 0x7f80) |
+                                  (r >> 15 & 0x8000) |
+                                  ((r >> 8) % 3 == 0   ? 0
+                                   : (r >> 8) % 3 == 1 ? 1
+                                                       : (r >> 20) &
+                                                             (dt == TB_F16
+                                                                  ? 0x3ff
+                                                                  : 0x7f)));
+            else if (c->kind == 3) /* pow's benchmark domain */
                 h[k] = nar(dt, (float)(i == 0 ? 0.1 + (double)(r >> 11) *
                                                           0x1p-53 * 1.9
                                               : (double)(r >> 11) *
@@ -520,6 +533,23 @@ static void test_paths(void **state)
          * NaN and infinities among them */
         {TB_OP_max_pool2d, 1, {SHAPE(2, 8, 64, 67)}, SHAPE(2, 8, 32, 33),
          NONE, 0, 2, 1},
+        /* rows of 12 windows (two steps a test in the fused loop): every
+         * pattern, and ties with NaN and infinities */
+        {TB_OP_max_pool2d, 1, {SHAPE(4, 6, 24, 24)}, SHAPE(4, 6, 12, 12),
+         NONE, 0, 2, 1},
+        {TB_OP_max_pool2d, 1, {SHAPE(4, 6, 24, 24)}, SHAPE(4, 6, 12, 12),
+         NONE, 0, 2, 5},
+        {TB_OP_avg_pool2d, 1, {SHAPE(4, 6, 24, 24)}, SHAPE(4, 6, 12, 12),
+         NONE, 0, 2, 1},
+        {TB_OP_avg_pool2d, 1, {SHAPE(4, 6, 24, 24)}, SHAPE(4, 6, 12, 12),
+         NONE, 0, 2, 5},
+        {TB_OP_max_pool2d, 1, {SHAPE(4, 6, 24, 24)}, SHAPE(4, 6, 12, 12),
+         NONE, 0, 2, 8},
+        {TB_OP_avg_pool2d, 1, {SHAPE(4, 6, 24, 24)}, SHAPE(4, 6, 12, 12),
+         NONE, 0, 2, 8},
+        {TB_OP_max_pool2d_backward, 2,
+         {SHAPE(4, 6, 12, 12), SHAPE(4, 6, 24, 24)}, SHAPE(4, 6, 24, 24),
+         NONE, 0, 2, 8},
         {TB_OP_avg_pool2d, 1, {SHAPE(2, 8, 64, 67)}, SHAPE(2, 8, 32, 33),
          NONE, 0, 2, 1},
         {TB_OP_max_pool2d_backward, 2,

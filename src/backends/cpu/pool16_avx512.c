@@ -15,7 +15,9 @@
  * small ones f32 subnormals: no DAZ assumed), so x86's max picks the
  * same element as on the widened values.  A step whose inputs hold a
  * NaN (a compare of the patterns) redoes the f32 row's operations on
- * widened values (f16 by vcvtph2ps) and narrows as the level does.  The
+ * widened values (f16 by vcvtph2ps) and narrows as the level does (the
+ * loop of short rows tests its two steps' inputs at once and takes both
+ * so: one test and branch a store; p16_special).  The
  * result, an input's pattern in the lane's upper half (or the narrowed
  * NaN), is packed with the next step's by one vpermt2w into a store of
  * both steps' windows (the output is contiguous across rows and planes:
@@ -25,9 +27,10 @@
  * even (a NaN quiet: tb_f32_to_bf16's bits, without its NaN test: a NaN
  * of these sums is already quiet, p16_bf16_rne_ar); f16 without an infinity or NaN
  * in the step as its value times 2^-112 (the pattern's exponent and
- * fraction shifted into f32's by an arithmetic shift and a mask: no
- * vcvtph2ps, which took 24 us of 32x16x24x24 where this takes 21, load
- * ~12), summed in the same order and scaled by 2^110 (every step exact
+ * fraction shifted into f32's by a vpmaddwd, the word times 2^13, and a
+ * mask: no vcvtph2ps, which took 24 us of 32x16x24x24 where shifts took
+ * 21 and vpmaddwd 18, load ~8: Zen 4 runs 512-bit shifts on the pipes
+ * of the adds), summed in the same order and scaled by 2^110 (every step exact
  * or rounded as the unscaled sum), else widened by vcvtph2ps, the f32
  * row's vertical sums, then its even/odd split; narrowed by vcvtps2ph.
  *
@@ -39,7 +42,9 @@
  * the order x00 x01 x10 x11 kept by a few integer operations on them:
  * that is the f32 row's choice (the first element equal to the maximum,
  * or the first NaN).  It takes g (a NaN made quiet, as narrowing does),
- * the others +0.  avg_pool2d_backward: g widened, times 0.25 in f32,
+ * the others +0.  One test (the unsigned maximum of x's and g's
+ * magnitudes) finds a NaN among both; only then are x's keys and g's
+ * values fixed.  avg_pool2d_backward: g widened, times 0.25 in f32,
  * narrowed, each window's value to its four places. */
 #include <immintrin.h>
 #include <string.h>
@@ -85,11 +90,26 @@ P16_INLINE __m512i p16_bf16_rne(__m512 v)
  * quiet NaN: no NaN test (two operations of the avg rows' ~16) */
 P16_INLINE __m512i p16_bf16_rne_ar(__m512 v)
 {
+    /* bit 16 as 0 or 1 by an and and an unsigned min (no shift: Zen 4's
+     * shifts share the adds' pipes) */
     const __m512i b = _mm512_castps_si512(v);
     return _mm512_add_epi32(
-        b, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
-                            _mm512_and_si512(_mm512_srli_epi32(b, 16),
-                                             _mm512_set1_epi32(1))));
+        b, _mm512_add_epi32(
+               _mm512_set1_epi32(0x7fff),
+               _mm512_min_epu32(
+                   _mm512_and_si512(b, _mm512_set1_epi32(0x10000)),
+                   _mm512_set1_epi32(1))));
+}
+
+/* p16_f16s: the f16 word of each lane of d chosen by hi (vpmaddwd's pair
+ * (8192, 0) the lower, (0, 8192) the upper), sign-extended and shifted
+ * left by 13: what srai(d << 16, 3) or srai(d, 3) leave in the bits
+ * p16_fwd_rows's mask keeps, by a multiply (Zen 4 runs 512-bit shifts on
+ * the pipes of the f32 adds and the f16 conversions, multiplies on the
+ * other pair) */
+P16_INLINE __m512i p16_f16s(__m512i d, int hi)
+{
+    return _mm512_madd_epi16(d, _mm512_set1_epi32(hi ? 0x20000000 : 0x2000));
 }
 
 /* f16 even (lane's lower word) and odd (upper word) values of d, widened */
@@ -100,22 +120,6 @@ P16_INLINE __m512 p16_f16_even(__m512i d)
 P16_INLINE __m512 p16_f16_odd(__m512i d)
 {
     return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(d, 16)));
-}
-
-/* a NaN among the 16-bit patterns of d (lanes of zeros: none) */
-P16_INLINE __mmask32 p16_nan(bool f16, __m512i d)
-{
-    /* the magnitude doubled above the infinity's */
-    return _mm512_cmpgt_epu16_mask(
-        _mm512_slli_epi16(d, 1),
-        _mm512_set1_epi16((short)(f16 ? 0xf800 : 0xff00)));
-}
-
-/* an f16 infinity or NaN among the patterns of d */
-P16_INLINE __mmask32 p16_inf(__m512i d)
-{
-    return _mm512_cmpgt_epu16_mask(_mm512_slli_epi16(d, 1),
-                                   _mm512_set1_epi16((short)0xf7ff));
 }
 
 /* max of the step's windows with a NaN among the inputs: the f32 row's
@@ -139,33 +143,62 @@ static __m512i p16_max_nan(bool f16, __m512i d0, __m512i d1)
     return _mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16);
 }
 
-/* One forward step: n <= 16 windows from input rows r0, r1.  Result
- * format: max and bf16 avg the 16-bit values in the lanes' upper
- * halves (A); f16 avg 16 words in the lower 256 bits (B). */
-P16_INLINE __m512i p16_fwd_step(bool f16, bool is_max, const uint16_t *r0,
-                                const uint16_t *r1, int64_t n, bool whole)
+/* A step's inputs the fast forms below do not take: a NaN (max) or an
+ * infinity or NaN (f16 avg) among the 16-bit values of rows d0 and d1
+ * and, where d2 and d3 are given (the fused loop's second step), of
+ * those too: max's bf16 by unordered compares of the split lanes (the
+ * f32 values themselves), f16's by their magnitudes' unsigned maximum */
+P16_INLINE bool p16_special(bool f16, bool is_max, __m512i d0, __m512i d1,
+                            const __m512i *d2, const __m512i *d3)
 {
-    /* whole: 32 values readable at r0 and r1 (the lanes past n windows
-     * hold values of no window: their results are not stored) */
-    const __mmask32 m = p16_m32(whole ? 32 : 2 * n);
-    const __m512i d0 = whole ? _mm512_loadu_si512(r0)
-                             : _mm512_maskz_loadu_epi16(m, r0);
-    const __m512i d1 = whole ? _mm512_loadu_si512(r1)
-                             : _mm512_maskz_loadu_epi16(m, r1);
+    if (!f16 && !is_max)
+        return false;
+    if (f16) {
+        const __m512i m = _mm512_set1_epi16(0x7fff);
+        __m512i a = _mm512_max_epu16(_mm512_and_si512(d0, m),
+                                     _mm512_and_si512(d1, m));
+        if (d2)
+            a = _mm512_max_epu16(
+                a, _mm512_max_epu16(_mm512_and_si512(*d2, m),
+                                    _mm512_and_si512(*d3, m)));
+        return _mm512_cmpgt_epu16_mask(
+                   a, _mm512_set1_epi16(is_max ? 0x7c00 : 0x7bff)) != 0;
+    }
+    const __m512i hm = _mm512_set1_epi32((int)0xffff0000u);
+    __mmask16 k = _mm512_cmp_ps_mask(_mm512_castsi512_ps(_mm512_slli_epi32(d0, 16)),
+                                     _mm512_castsi512_ps(_mm512_slli_epi32(d1, 16)),
+                                     _CMP_UNORD_Q) |
+                  _mm512_cmp_ps_mask(
+                      _mm512_castsi512_ps(_mm512_and_si512(d0, hm)),
+                      _mm512_castsi512_ps(_mm512_and_si512(d1, hm)),
+                      _CMP_UNORD_Q);
+    if (d2)
+        k |= _mm512_cmp_ps_mask(_mm512_castsi512_ps(_mm512_slli_epi32(*d2, 16)),
+                                _mm512_castsi512_ps(_mm512_slli_epi32(*d3, 16)),
+                                _CMP_UNORD_Q) |
+             _mm512_cmp_ps_mask(
+                 _mm512_castsi512_ps(_mm512_and_si512(*d2, hm)),
+                 _mm512_castsi512_ps(_mm512_and_si512(*d3, hm)),
+                 _CMP_UNORD_Q);
+    return k != 0;
+}
+
+/* One forward step of 16 windows on rows d0, d1 (lane i: the columns 2i,
+ * 2i + 1).  Result format: max and bf16 avg the 16-bit values in the
+ * lanes' upper halves (A); f16 avg 16 words in the lower 256 bits (B).
+ * special: p16_special holds for these rows (or for the pair of steps
+ * they are in): the forms that take every input. */
+P16_INLINE __m512i p16_fwd_rows(bool f16, bool is_max, __m512i d0,
+                                __m512i d1, bool special)
+{
     const __m512i hm = _mm512_set1_epi32((int)0xffff0000u);
     if (is_max) {
+        if (__builtin_expect(special, 0))
+            return p16_max_nan(f16, d0, d1);
         const __m512 e0 = _mm512_castsi512_ps(_mm512_slli_epi32(d0, 16));
         const __m512 e1 = _mm512_castsi512_ps(_mm512_slli_epi32(d1, 16));
         const __m512 o0 = _mm512_castsi512_ps(_mm512_and_si512(d0, hm));
         const __m512 o1 = _mm512_castsi512_ps(_mm512_and_si512(d1, hm));
-        /* a NaN among the inputs: bf16's are f32 NaN (two unordered
-         * compares), f16's by their patterns */
-        const bool nan =
-            f16 ? (p16_nan(true, d0) | p16_nan(true, d1)) != 0
-                : (_mm512_cmp_ps_mask(e0, e1, _CMP_UNORD_Q) |
-                   _mm512_cmp_ps_mask(o0, o1, _CMP_UNORD_Q)) != 0;
-        if (__builtin_expect(nan, 0))
-            return p16_max_nan(f16, d0, d1);
         return _mm512_castps_si512(
             _mm512_max_ps(_mm512_max_ps(e0, e1), _mm512_max_ps(o0, o1)));
     }
@@ -178,21 +211,21 @@ P16_INLINE __m512i p16_fwd_step(bool f16, bool is_max, const uint16_t *r0,
         return p16_bf16_rne_ar(_mm512_mul_ps(
             _mm512_add_ps(_mm512_add_ps(e0, e1), _mm512_add_ps(o0, o1)), q));
     }
-    if (__builtin_expect((p16_inf(d0) | p16_inf(d1)) == 0, 1)) {
+    if (__builtin_expect(!special, 1)) {
         /* no infinity or NaN: the values times 2^-112, exactly (f16's
          * exponent and fraction shifted into f32's, subnormal f32 for
          * f16's subnormals), summed in the f32 row's order: every sum is
          * its sum times 2^-112 (a multiple of 2^-136 below 2^-126 is
          * exact, above it the same rounding), then times 2^110 */
         const __m512i mk = _mm512_set1_epi32((int)0x8fffe000u);
-        const __m512 e0 = _mm512_castsi512_ps(_mm512_and_si512(
-            _mm512_srai_epi32(_mm512_slli_epi32(d0, 16), 3), mk));
-        const __m512 e1 = _mm512_castsi512_ps(_mm512_and_si512(
-            _mm512_srai_epi32(_mm512_slli_epi32(d1, 16), 3), mk));
+        const __m512 e0 = _mm512_castsi512_ps(
+            _mm512_and_si512(p16_f16s(d0, 0), mk));
+        const __m512 e1 = _mm512_castsi512_ps(
+            _mm512_and_si512(p16_f16s(d1, 0), mk));
         const __m512 o0 = _mm512_castsi512_ps(
-            _mm512_and_si512(_mm512_srai_epi32(d0, 3), mk));
+            _mm512_and_si512(p16_f16s(d0, 1), mk));
         const __m512 o1 = _mm512_castsi512_ps(
-            _mm512_and_si512(_mm512_srai_epi32(d1, 3), mk));
+            _mm512_and_si512(p16_f16s(d1, 1), mk));
         const __m512 r = _mm512_mul_ps(
             _mm512_add_ps(_mm512_add_ps(e0, e1), _mm512_add_ps(o0, o1)),
             _mm512_set1_ps(0x1p110f));
@@ -215,6 +248,21 @@ P16_INLINE __m512i p16_fwd_step(bool f16, bool is_max, const uint16_t *r0,
         q);
     return _mm512_castsi256_si512(
         _mm512_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+/* p16_fwd_rows of n <= 16 windows from input rows r0, r1, loaded; whole:
+ * 32 values readable at r0 and r1 (the lanes past n windows hold values
+ * of no window: their results are not stored) */
+P16_INLINE __m512i p16_fwd_step(bool f16, bool is_max, const uint16_t *r0,
+                                const uint16_t *r1, int64_t n, bool whole)
+{
+    const __mmask32 m = p16_m32(whole ? 32 : 2 * n);
+    const __m512i d0 = whole ? _mm512_loadu_si512(r0)
+                             : _mm512_maskz_loadu_epi16(m, r0);
+    const __m512i d1 = whole ? _mm512_loadu_si512(r1)
+                             : _mm512_maskz_loadu_epi16(m, r1);
+    return p16_fwd_rows(f16, is_max, d0, d1,
+                        p16_special(f16, is_max, d0, d1, NULL, NULL));
 }
 
 /* vpermt2w's index that puts na windows of a step (format A: word 2j +
@@ -269,11 +317,15 @@ P16_INLINE void p16_fwd(bool f16, bool is_max, const uint16_t *x,
         for (; t + 2 <= rows && (xe - (x + (2 * t + 3) * W)) >= 32 &&
                oe - (o + t * OW) >= 32;
              t += 2) {
+            /* one test of both steps' inputs */
             const uint16_t *r0 = x + 2 * t * W;
-            const __m512i va =
-                p16_fwd_step(f16, is_max, r0, r0 + W, OW, true);
-            const __m512i vb = p16_fwd_step(f16, is_max, r0 + 2 * W,
-                                            r0 + 3 * W, OW, true);
+            const __m512i d0 = _mm512_loadu_si512(r0);
+            const __m512i d1 = _mm512_loadu_si512(r0 + W);
+            const __m512i d2 = _mm512_loadu_si512(r0 + 2 * W);
+            const __m512i d3 = _mm512_loadu_si512(r0 + 3 * W);
+            const bool sp = p16_special(f16, is_max, d0, d1, &d2, &d3);
+            const __m512i va = p16_fwd_rows(f16, is_max, d0, d1, sp);
+            const __m512i vb = p16_fwd_rows(f16, is_max, d2, d3, sp);
             p16_store2(idxt, va, OW, vb, OW, o + t * OW, true);
         }
         x += 2 * t * W;
@@ -349,19 +401,16 @@ P16_INLINE __m512i p16_key(__m512i d, __m512i *mag)
                                  _mm512_setzero_si512(), *mag);
 }
 
-/* g's n <= 16 values, each twice (word 2i and 2i + 1: window i's pair),
- * a NaN made quiet as narrowing makes it */
-P16_INLINE __m512i p16_g2(bool f16, const uint16_t *g, int64_t n,
-                          bool whole)
+/* g's 16 values (a NaN made quiet as narrowing makes it, where nan),
+ * each twice (word 2i and 2i + 1: window i's pair) */
+P16_INLINE __m512i p16_g2(bool f16, __m256i gv, bool nan)
 {
-    __m256i gv = whole ? _mm256_loadu_si256((const __m256i *)g)
-                       : _mm256_maskz_loadu_epi16(p16_m16(n), g);
-    const __mmask16 nan = _mm256_cmpgt_epi16_mask(
-        _mm256_and_si256(gv, _mm256_set1_epi16(0x7fff)),
-        _mm256_set1_epi16((short)(f16 ? 0x7c00 : 0x7f80)));
-    if (__builtin_expect(nan != 0, 0))
+    if (__builtin_expect(nan, 0))
         gv = _mm256_mask_mov_epi16(
-            gv, nan,
+            gv,
+            _mm256_cmpgt_epi16_mask(
+                _mm256_and_si256(gv, _mm256_set1_epi16(0x7fff)),
+                _mm256_set1_epi16((short)(f16 ? 0x7c00 : 0x7f80))),
             _mm256_or_si256(gv, _mm256_set1_epi16(f16 ? 0x200 : 0x40)));
     const __m512i dup = _mm512_set_epi16(
         15, 15, 14, 14, 13, 13, 12, 12, 11, 11, 10, 10, 9, 9, 8, 8, 7, 7, 6,
@@ -384,20 +433,32 @@ P16_INLINE void p16_mp_step(bool f16, const uint16_t *g, const uint16_t *x0,
     __m512i k1 = p16_key(whole ? _mm512_loadu_si512(x1)
                                : _mm512_maskz_loadu_epi16(m, x1),
                          &a1);
+    const __m256i gv = whole ? _mm256_loadu_si256((const __m256i *)g)
+                             : _mm256_maskz_loadu_epi16(p16_m16(n), g);
+    /* one test for a NaN among x's and g's values (the magnitudes'
+     * unsigned maximum above the infinity's), each fixed only then: x's
+     * keys to 0x7fff, g's quiet */
     const __m512i lim = _mm512_set1_epi16((short)(f16 ? 0x7c00 : 0x7f80));
-    const __mmask32 n0 = _mm512_cmpgt_epi16_mask(a0, lim);
-    const __mmask32 n1 = _mm512_cmpgt_epi16_mask(a1, lim);
-    if (__builtin_expect((n0 | n1) != 0, 0)) {
+    const bool nan =
+        _mm512_cmpgt_epu16_mask(
+            _mm512_max_epu16(
+                _mm512_max_epu16(a0, a1),
+                _mm512_zextsi256_si512(_mm256_and_si256(
+                    gv, _mm256_set1_epi16(0x7fff)))),
+            lim) != 0;
+    if (__builtin_expect(nan, 0)) {
         const __m512i top = _mm512_set1_epi16(0x7fff);
-        k0 = _mm512_mask_mov_epi16(k0, n0, top);
-        k1 = _mm512_mask_mov_epi16(k1, n1, top);
+        k0 = _mm512_mask_mov_epi16(k0, _mm512_cmpgt_epi16_mask(a0, lim),
+                                   top);
+        k1 = _mm512_mask_mov_epi16(k1, _mm512_cmpgt_epi16_mask(a1, lim),
+                                   top);
     }
     const __m512i v = _mm512_max_epi16(k0, k1);
     const __m512i mx = _mm512_max_epi16(v, _mm512_rol_epi32(v, 16));
     /* all-ones words where the key is the window's maximum */
     const __m512i e0 = _mm512_movm_epi16(_mm512_cmpeq_epi16_mask(k0, mx));
     const __m512i e1 = _mm512_movm_epi16(_mm512_cmpeq_epi16_mask(k1, mx));
-    const __m512i g2 = p16_g2(f16, g, n, whole);
+    const __m512i g2 = p16_g2(f16, gv, nan);
     /* a row's lane: its even element if it matches, its odd one if it
      * matches and the even one does not (A & ~B & C: 0x20); row 1 only
      * where row 0 has no match (~A & ~B & C: 0x02) */
