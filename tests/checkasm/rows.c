@@ -491,6 +491,9 @@ static void fam_conv(const tb_op *op, cases *cs)
          * R 90 with dilation and an O tail of 3, R 225 (5x5) */
         {1, 10, 11, 13, 19, 10, 3, 3, 1, 1, 2},
         {2, 9, 12, 21, 13, 9, 5, 5, 1, 2, 1},
+        /* rows of one vector in 8-channel blocks (f64: OW 7; f32:
+         * 1x10x11x13 above), 8 + 4 channels */
+        {2, 6, 9, 9, 12, 6, 3, 3, 1, 0, 1},
     };
     for (size_t i = 0; i < sizeof cv / sizeof cv[0] && op->n_in >= 2; i++) {
         const int *v = cv[i];
