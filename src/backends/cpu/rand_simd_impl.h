@@ -498,27 +498,15 @@ static inline rd rs_nlog2(rd t)
     return rs_fma(r, po, rs_fma(s, pe, base));
 }
 
-/* sqrt x for x in [0, 34] (0 exactly to 0).  AVX-512: without the
- * divider: y = rsqrt14(max(x, 2^-60)) (relative error below 2^-14),
- * g = x y, e = 1 - g y (fused: |e| <= 2^-13 + 2^-52), then
- * sqrt x = g (1 - e)^(-1/2) = g (1 + e/2 + 3e^2/8 + 5e^3/16 + ...): the
- * first term left out is below 2^-53.9 and the roundings (g's, e p's, the
- * last sum's) leave about 2^-52 relative (the test: within 2^-50 of
- * libm's sqrt of libm's -2 log t, with the log's error).  For x = 0,
- * g = 0 and the result is 0.  AVX2 keeps vsqrtpd (no rsqrt in double). */
-static inline rd rs_root(rd x)
-{
-#if RS_W == 8
-    rd y = _mm512_rsqrt14_pd(_mm512_max_pd(x, rs_d1(0x1.0p-60)));
-    rd g = rs_mul(x, y);
-    rd e = _mm512_fnmadd_pd(g, y, rs_d1(1.0));
-    rd p = rs_fma(e, rs_d1(5.0 / 16), rs_d1(3.0 / 8));
-    p = rs_fma(p, e, rs_d1(0.5));
-    return rs_fma(g, rs_mul(e, p), g);
-#else
-    return rs_sqrt(x);
-#endif
-}
+/* sqrt x for x in [0, 34] (0 exactly to 0): vsqrtpd, correctly rounded
+ * (within 2^-53 of the exact root, well inside the test's 2^-50 of
+ * libm's sqrt of libm's -2 log t).  AVX-512 took rsqrt14 and a
+ * correction polynomial (6 FMA-pipe operations, no divider) until
+ * 2026-11-30: on Zen 4 the divider's 16 cycles a zmm (scripts/
+ * divsqrt_tp.c) run beside the loop's ~55 cycles of FP-pipe work, and
+ * the loop in L1 went 4.12 -> 3.72 cycles an element (mix_tp_rows.py,
+ * kb_rand_normal_f32). */
+static inline rd rs_root(rd x) { return rs_sqrt(x); }
 
 /* cos and sin of 2 pi u, from d = 16 + 16 u (u = k 2^-24, so d is exact
  * in [16, 32)): n = round(d) (by the sum with 1.5 2^52, whose low four
