@@ -138,7 +138,7 @@ KB_FLAT void kb_rand_uniform_f64(double *o, long n, uint64_t key, double d)
         return acc;                                                       \
     }
 KB_NORMAL(rand_normal_f32, RS_KF32)
-KB_NORMAL(rand_normal_bf16, RS_KBF16)
+KB_NORMAL(rand_normal_bf16, RS_KBF16F) /* the row's main loop: no NaN */
 KB_NORMAL(rand_normal_f16, RS_KF16)
 
 /* dp_f64's and dp_f32's steps (dp_step_f64: RS_W elements; dp_step_f32:

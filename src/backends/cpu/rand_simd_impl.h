@@ -694,6 +694,10 @@ static inline void rs_normal_k(void *o, int64_t b, int64_t e, uint64_t key,
         const ri step = rs_i1((uint64_t)(2 * RS_W) * TB_RAND_GAMMA);
         const ri g = rs_i1(TB_RAND_GAMMA);
         const unsigned all = (1u << 2 * RS_W) - 1;
+        /* bf16 without the NaN quieting: an accepted float is never NaN
+         * (its interval's ends compared equal) and the refused pairs'
+         * sub-blocks are stored again below, by kd */
+        const int kf = kd == RS_KBF16 ? RS_KBF16F : kd;
         ri x = rs_ctr(key, (uint64_t)(2 * j), 2); /* elements 2j */
         ri xa = x;                                /* stage A's block */
         rs_nst s0, s1, s2; /* the blocks of stages C, R and B */
@@ -717,7 +721,7 @@ static inline void rs_normal_k(void *o, int64_t b, int64_t e, uint64_t key,
             const int64_t je = jn - j >= RS_NB * RS_W ? j + RS_NB * RS_W : jn;
             unsigned acc = all;
             for (; j + RS_W <= je; j += RS_W) {
-                acc &= rs_normal_c(o, 2 * j, &s0, vm, k2, em, kd);
+                acc &= rs_normal_c(o, 2 * j, &s0, vm, k2, em, kf);
                 s0.l = s1.l;
                 rs_normal_r(&s0, vs);
                 s0.c = s1.c;
