@@ -675,6 +675,8 @@ static inline unsigned rs_normal_c(void *o, int64_t i, const rs_nst *st,
 }
 
 /* [b, e), b even.  mean, sd: the case's values rounded to float.
+ * (Inlined into each row: kd a constant; gcc shared one copy between
+ * bf16 and f16 with kd a run-time value once the file grew.)
  * V = m + (s r) c (and with sin), fused; the error bound
  * err = 2^-43 |s r| + 2^-44 |m| >= 2^-44 (|s| r + |V|) (rand_simd.h).
  * The loop is software-pipelined: block k's stage C, block k + 1's B and
@@ -682,8 +684,9 @@ static inline unsigned rs_normal_c(void *o, int64_t i, const rs_nst *st,
  * it issues and the long chain of a block (two 15-cycle products, the
  * polynomials, the root, the conversions: ~140 cycles) does not fill the
  * scheduler (the stages past the end compute but store nothing). */
-static inline void rs_normal_k(void *o, int64_t b, int64_t e, uint64_t key,
-                               double mean, double sd, int kd)
+static inline __attribute__((always_inline)) void
+rs_normal_k(void *o, int64_t b, int64_t e, uint64_t key,
+            double mean, double sd, int kd)
 {
     int64_t j = b / 2;
     const int64_t jn = e / 2; /* whole pairs end */
