@@ -66,7 +66,10 @@
  * CPUs: C row 21.9 ms (tbench median; libm's before: 24.8 ms), AVX2
  * 3.0 ms, AVX-512 1.52 ms; the AVX-512 loop is 608 instructions per 32
  * pairs (172 vmulpd, 164 vaddpd/vsubpd, 4 vdivpd, 4 vsqrtpd, 16
- * vpmullq): compute-bound, its 8 MB of stores take ~0.1 ms.
+ * vpmullq): compute-bound, its 8 MB of stores take ~0.1 ms.  Since
+ * 2026-11-30 545 (152 vmulpd, 156 vaddpd/vsubpd: t, 4 u2, m/2 and e + 1
+ * from the integers, sd 1 without its product; 1.60 ms), at about 1.15x
+ * llvm-mca znver4's busiest pipe.
  *
  * Compute bounds: docs/perf-data/compute-bounds.json's entries are
  * llvm-mca's (scripts/kernel_bounds_rand.c, issue 34), for icelake-server
