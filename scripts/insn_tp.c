@@ -12,7 +12,9 @@
  * (the rows of mix_tp.c's -DMIX_TP_ROWS mode): vcvtpd2ps and vcvtps2pd
  * 1.33 (the model 2.0), vcvtqq2pd 1.0 (2.0), vrsqrt14pd, vpermt2pd,
  * vpermt2w, vfmadd231pd 1.0 (as the model); 2026-11-30: vgetmantps,
- * vgetexpps 1.0 (as the model).
+ * vgetexpps 1.0 (as the model); vsqrtpd zmm 16.0, and one vsqrtpd with
+ * 16 independent FMAs 18 cycles (the divider takes about 2 cycles of
+ * an FMA pipe; the model holds zn4fp1 for 18).
  *
  *   cc -O2 -o /tmp/insn_tp scripts/insn_tp.c
  *   /tmp/insn_tp [rounds]
@@ -81,6 +83,23 @@ LOOP(cvt_pair_z, C8("vcvtph2ps %%ymm1, %%zmm2\n\tvcvtps2ph $8, %%zmm0, ",
 LOOP(zx_ne_pair_z, C8("vpmovzxwd %%ymm1, %%zmm2\n\tvcvtneps2bf16 "
                       "%%zmm0, ", "%%ymm", ""))
 
+/* rand_normal's root (rand_simd_impl.h's rs_root): does vsqrtpd zmm hold
+ * an FMA pipe while the divider works?  A step of one vsqrtpd and 16
+ * independent-chain FMAs: 16 cycles if the divider runs beside the two
+ * FMA pipes, about 2x that if it holds one of them as llvm-mca's znver4
+ * model says (zn4fp1 18 cycles a vsqrtpd) */
+static double sqrt_fma(void)
+{
+    double t0 = now();
+    for (long i = 0; i < ITERS; i++)
+        __asm__ volatile("vsqrtpd %%zmm1, %%zmm10\n\t"
+                         C8("vfmadd231pd %%zmm1, %%zmm0, ", "%%zmm", "")
+                         C8("vfmadd231pd %%zmm1, %%zmm0, ", "%%zmm", "")
+                         ::: CLOBBER, "xmm10");
+    return now() - t0;
+}
+LOOP(sqrtpd_z, C8("vsqrtpd %%zmm1, ", "%%zmm", ""))
+
 int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 41;
@@ -112,6 +131,8 @@ int main(int argc, char **argv)
         {"vpermt2w zmm", perm2w_z},
         {"vfmadd231pd zmm", fmapd_z},
         {"vcvtps2pd zmm <- ymm", ps2pd_z},
+        {"vsqrtpd zmm", sqrtpd_z},
+        {"vsqrtpd + 16 vfmadd231pd zmm (/ 8)", sqrt_fma},
         {"vcvtph2ps + vcvtps2ph (pair)", cvt_pair_z},
         {"vpmovzxwd + vcvtneps2bf16 (pair)", zx_ne_pair_z},
     };

@@ -124,7 +124,10 @@ HAND_STATED |= {(r, "znver4") for r in (
     "sigmoid_backward_bf16_avx512bf16", "sigmoid_backward_f16_avx512",
     "tanh_backward_bf16_avx512bf16", "tanh_backward_f16_avx512",
     "pow_f64_avx512", "tanh_f64_avx512", "sigmoid_backward_f64_avx512",
-    "tanh_backward_f64_avx512", "log_bf16_avx512bf16", "log_f16_avx512")}
+    "tanh_backward_f64_avx512", "log_bf16_avx512bf16", "log_f16_avx512",
+    # rand_normal: 1.14-1.16x the busiest pipe (branch randn, 2026-11-30)
+    "rand_normal_f32_avx512", "rand_normal_f16_avx512",
+    "rand_normal_bf16_avx512", "rand_normal_f64_avx512")}
 
 
 def die(msg, code=2):

@@ -141,7 +141,7 @@ KB_FLAT void kb_pow_f64(const double *a, const double *b, double *y, long n)
 }
 
 /* rs_normal_f64's main step: RS_IL vectors of RS_W pairs (mean 0, sd 1
- * as op_limits.py's case; the affine map is in the step either way) */
+ * as op_limits.py's case: the row's sd-1 step, mean + z) */
 void kb_rand_normal_f64(double *y, long n, uint64_t key);
 KB_FLAT void kb_rand_normal_f64(double *y, long n, uint64_t key)
 {
@@ -150,7 +150,7 @@ KB_FLAT void kb_rand_normal_f64(double *y, long n, uint64_t key)
     KB_VECTORS(rand_normal_f64, 2 * RS_IL);
     for (long i = 0; i + 2 * RS_W * RS_IL <= n; i += 2 * RS_W * RS_IL) {
         KB_BEGIN(rand_normal_f64);
-        rs_normal64_step(y + i, &x1, &x2, vm, vs, RS_IL);
+        rs_normal64_step(y + i, &x1, &x2, vm, vs, RS_IL, 1);
         KB_END(rand_normal_f64);
     }
 }

@@ -30,7 +30,8 @@
  * Each lane computes V = m + (s r) c (and with the sine), fused, its own
  * double approximation, with a bound on |V - D|, D the double the scalar
  * kernel rounds to float: -2 log t by a 16-entry table and a series, r
- * by rsqrt14 and a correction polynomial (AVX2: vsqrtpd), cos and sin by
+ * by vsqrtpd (AVX-512 took rsqrt14 and a polynomial until 2026-11-30:
+ * rand_simd_impl.h's rs_root), cos and sin by
  * a 16-entry table of cos/sin(n pi/8) and short series, no division
  * (rand_simd_impl.h).  When both ends of the interval [V - E, V + E]
  * round to the same float f (equal as floats and bit for bit: not NaN,
@@ -65,7 +66,10 @@
  * CPUs: C row 21.9 ms (tbench median; libm's before: 24.8 ms), AVX2
  * 3.0 ms, AVX-512 1.52 ms; the AVX-512 loop is 608 instructions per 32
  * pairs (172 vmulpd, 164 vaddpd/vsubpd, 4 vdivpd, 4 vsqrtpd, 16
- * vpmullq): compute-bound, its 8 MB of stores take ~0.1 ms.
+ * vpmullq): compute-bound, its 8 MB of stores take ~0.1 ms.  Since
+ * 2026-11-30 545 (152 vmulpd, 156 vaddpd/vsubpd: t, 4 u2, m/2 and e + 1
+ * from the integers, sd 1 without its product; 1.60 ms), at about 1.15x
+ * llvm-mca znver4's busiest pipe.
  *
  * Compute bounds: docs/perf-data/compute-bounds.json's entries are
  * llvm-mca's (scripts/kernel_bounds_rand.c, issue 34), for icelake-server
@@ -103,7 +107,8 @@
  *   the error 4, the decision and its interleaved store 18, the counters
  *   2, kmov 1) plus 7 register moves of the compiler's: 50.5 cycles per
  *   16 elements, 3.16 cycles per element (3.38 if the moves are not
- *   eliminated); no divider.  The row was at 1.4x its bound before the
+ *   eliminated); no divider (since 2026-11-30 vsqrtpd: the root's 9
+ *   uops become 3 and the divider's time).  The row was at 1.4x its bound before the
  *   loop was software-pipelined (each block's chain, ~140 cycles of
  *   latency, filled the scheduler); pipelined it runs at 1.10x the
  *   bound (1.03x counting the moves; docs/ARCHITECTURE.md, cycles

@@ -498,27 +498,15 @@ static inline rd rs_nlog2(rd t)
     return rs_fma(r, po, rs_fma(s, pe, base));
 }
 
-/* sqrt x for x in [0, 34] (0 exactly to 0).  AVX-512: without the
- * divider: y = rsqrt14(max(x, 2^-60)) (relative error below 2^-14),
- * g = x y, e = 1 - g y (fused: |e| <= 2^-13 + 2^-52), then
- * sqrt x = g (1 - e)^(-1/2) = g (1 + e/2 + 3e^2/8 + 5e^3/16 + ...): the
- * first term left out is below 2^-53.9 and the roundings (g's, e p's, the
- * last sum's) leave about 2^-52 relative (the test: within 2^-50 of
- * libm's sqrt of libm's -2 log t, with the log's error).  For x = 0,
- * g = 0 and the result is 0.  AVX2 keeps vsqrtpd (no rsqrt in double). */
-static inline rd rs_root(rd x)
-{
-#if RS_W == 8
-    rd y = _mm512_rsqrt14_pd(_mm512_max_pd(x, rs_d1(0x1.0p-60)));
-    rd g = rs_mul(x, y);
-    rd e = _mm512_fnmadd_pd(g, y, rs_d1(1.0));
-    rd p = rs_fma(e, rs_d1(5.0 / 16), rs_d1(3.0 / 8));
-    p = rs_fma(p, e, rs_d1(0.5));
-    return rs_fma(g, rs_mul(e, p), g);
-#else
-    return rs_sqrt(x);
-#endif
-}
+/* sqrt x for x in [0, 34] (0 exactly to 0): vsqrtpd, correctly rounded
+ * (within 2^-53 of the exact root, well inside the test's 2^-50 of
+ * libm's sqrt of libm's -2 log t).  AVX-512 took rsqrt14 and a
+ * correction polynomial (6 FMA-pipe operations, no divider) until
+ * 2026-11-30: on Zen 4 the divider's 16 cycles a zmm (scripts/
+ * divsqrt_tp.c) run beside the loop's ~55 cycles of FP-pipe work, and
+ * the loop in L1 went 4.12 -> 3.72 cycles an element (mix_tp_rows.py,
+ * kb_rand_normal_f32). */
+static inline rd rs_root(rd x) { return rs_sqrt(x); }
 
 /* cos and sin of 2 pi u, from d = 16 + 16 u (u = k 2^-24, so d is exact
  * in [16, 32)): n = round(d) (by the sum with 1.5 2^52, whose low four
@@ -687,6 +675,8 @@ static inline unsigned rs_normal_c(void *o, int64_t i, const rs_nst *st,
 }
 
 /* [b, e), b even.  mean, sd: the case's values rounded to float.
+ * (Inlined into each row: kd a constant; gcc shared one copy between
+ * bf16 and f16 with kd a run-time value once the file grew.)
  * V = m + (s r) c (and with sin), fused; the error bound
  * err = 2^-43 |s r| + 2^-44 |m| >= 2^-44 (|s| r + |V|) (rand_simd.h).
  * The loop is software-pipelined: block k's stage C, block k + 1's B and
@@ -694,8 +684,9 @@ static inline unsigned rs_normal_c(void *o, int64_t i, const rs_nst *st,
  * it issues and the long chain of a block (two 15-cycle products, the
  * polynomials, the root, the conversions: ~140 cycles) does not fill the
  * scheduler (the stages past the end compute but store nothing). */
-static inline void rs_normal_k(void *o, int64_t b, int64_t e, uint64_t key,
-                               double mean, double sd, int kd)
+static inline __attribute__((always_inline)) void
+rs_normal_k(void *o, int64_t b, int64_t e, uint64_t key,
+            double mean, double sd, int kd)
 {
     int64_t j = b / 2;
     const int64_t jn = e / 2; /* whole pairs end */
@@ -706,6 +697,10 @@ static inline void rs_normal_k(void *o, int64_t b, int64_t e, uint64_t key,
         const ri step = rs_i1((uint64_t)(2 * RS_W) * TB_RAND_GAMMA);
         const ri g = rs_i1(TB_RAND_GAMMA);
         const unsigned all = (1u << 2 * RS_W) - 1;
+        /* bf16 without the NaN quieting: an accepted float is never NaN
+         * (its interval's ends compared equal) and the refused pairs'
+         * sub-blocks are stored again below, by kd */
+        const int kf = kd == RS_KBF16 ? RS_KBF16F : kd;
         ri x = rs_ctr(key, (uint64_t)(2 * j), 2); /* elements 2j */
         ri xa = x;                                /* stage A's block */
         rs_nst s0, s1, s2; /* the blocks of stages C, R and B */
@@ -729,7 +724,7 @@ static inline void rs_normal_k(void *o, int64_t b, int64_t e, uint64_t key,
             const int64_t je = jn - j >= RS_NB * RS_W ? j + RS_NB * RS_W : jn;
             unsigned acc = all;
             for (; j + RS_W <= je; j += RS_W) {
-                acc &= rs_normal_c(o, 2 * j, &s0, vm, k2, em, kd);
+                acc &= rs_normal_c(o, 2 * j, &s0, vm, k2, em, kf);
                 s0.l = s1.l;
                 rs_normal_r(&s0, vs);
                 s0.c = s1.c;
@@ -784,6 +779,7 @@ RS_KROW(rs_normal_f16, rs_normal_k, RS_KF16)
  * out-of-order window to overlap the next vector's, so nv chains
  * advance side by side (AVX2, nv 1 -> 4: 8.1 -> see rand_simd.h). */
 enum { RS_IL = 4 };
+static inline ri rs_isubq(ri a, ri b) { return RS_I(sub_epi64)(a, b); }
 #define RS_J _Pragma("GCC unroll 4") for (int j = 0; j < nv; j++)
 
 static inline void rs_poly_n(const double *c, int n, const rd *x, rd *p,
@@ -797,19 +793,35 @@ static inline void rs_poly_n(const double *c, int n, const rd *x, rd *p,
     }
 }
 
-static inline void rs_bm64_n(const rd *u1, const rd *u2, rd *z0, rd *z1,
+/* From the uniforms' integers k1, k2 (u = k 2^-53, k = bits >> 11):
+ * t 2^53 = 2^53 - k1 in [1, 2^53] and 4 u2 = k2 2^-51, both exact, so
+ * t's exponent and significand come from the bits of the integer's
+ * conversion (its exponent 53 more: e = its field - 1076) and y from one
+ * product, where u1, 1 - u1, u2 and 4 u2 took three products and a
+ * subtraction; and m/2, e + 1 for m > sqrt(2) by integer operations on
+ * the fields (exact: m is normal, e an integer).  The same bits as
+ * rand.h's operations (all of these are exact there too). */
+static inline void rs_bm64_n(const ri *k1, const ri *k2, rd *z0, rd *z1,
                              int nv)
 {
     const rd one = rs_d1(1.0);
     rd e[RS_IL], f[RS_IL], s[RS_IL], p[RS_IL], r[RS_IL];
     RS_J {
-        const ri tb = rs_asi(rs_sub(one, u1[j]));
-        e[j] = rs_sub(rs_cvt52(rs_isrl(tb, 52)), rs_d1(1023.0));
-        rd m = rs_asd(rs_ior(rs_iand(tb, rs_i1(UINT64_C(0x000fffffffffffff))),
-                             rs_i1(UINT64_C(0x3ff0000000000000))));
-        const rmask big = rs_gt(m, rs_d1(0x1.6a09e667f3bcdp+0));
-        m = rs_sel(big, rs_mul(m, rs_d1(0.5)), m);
-        e[j] = rs_sel(big, rs_add(e[j], one), e[j]);
+        const ri tb =
+            rs_asi(rs_cvt53(rs_isubq(rs_i1(UINT64_C(1) << 53), k1[j])));
+        ri ei = rs_isrl(tb, 52);
+        ri mb = rs_ior(rs_iand(tb, rs_i1(UINT64_C(0x000fffffffffffff))),
+                       rs_i1(UINT64_C(0x3ff0000000000000)));
+        const rmask big = rs_gt(rs_asd(mb), rs_d1(0x1.6a09e667f3bcdp+0));
+#if RS_W == 8
+        mb = _mm512_mask_sub_epi64(mb, big, mb, rs_i1(UINT64_C(1) << 52));
+        ei = _mm512_mask_add_epi64(ei, big, ei, rs_i1(1));
+#else /* big's lanes all ones: -1 as an integer */
+        mb = rs_isubq(mb, rs_iand(rs_asi(big), rs_i1(UINT64_C(1) << 52)));
+        ei = rs_isubq(ei, rs_asi(big));
+#endif
+        e[j] = rs_sub(rs_cvt52(ei), rs_d1(1076.0));
+        const rd m = rs_asd(mb);
         f[j] = rs_div(rs_sub(m, one), rs_add(m, one));
         s[j] = rs_mul(f[j], f[j]);
     }
@@ -825,7 +837,7 @@ static inline void rs_bm64_n(const rd *u1, const rd *u2, rd *z0, rd *z1,
      * the first nv of them (-Wmaybe-uninitialized) */
     rd yb[RS_IL], v[RS_IL], v2[RS_IL], ps[RS_IL] = {0}, pc[RS_IL] = {0};
     RS_J {
-        const rd y = rs_mul(rs_d1(4.0), u2[j]);
+        const rd y = rs_mul(rs_cvt53(k2[j]), rs_d1(0x1.0p-51));
         yb[j] = rs_add(y, rs_d1(0x1.8p52));
         v[j] = rs_sub(y, rs_sub(yb[j], rs_d1(0x1.8p52)));
         v2[j] = rs_mul(v[j], v[j]);
@@ -852,13 +864,12 @@ static inline void rs_bm64_n(const rd *u1, const rd *u2, rd *z0, rd *z1,
 /* p[2l] = a[l], p[2l + 1] = b[l], l < RS_W */
 static inline void rs_store2(double *p, rd a, rd b)
 {
-#if RS_W == 8
-    const __m512d lo = _mm512_unpacklo_pd(a, b), hi = _mm512_unpackhi_pd(a, b);
+#if RS_W == 8 /* one two-source permute a vector */
     _mm512_storeu_pd(p, _mm512_permutex2var_pd(
-                            lo, _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), hi));
+                            a, _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), b));
     _mm512_storeu_pd(p + 8, _mm512_permutex2var_pd(
-                                lo, _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4),
-                                hi));
+                                a, _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4),
+                                b));
 #else
     const __m256d lo = _mm256_unpacklo_pd(a, b), hi = _mm256_unpackhi_pd(a, b);
     _mm256_storeu_pd(p, _mm256_permute2f128_pd(lo, hi, 0x20));
@@ -868,38 +879,44 @@ static inline void rs_store2(double *p, rd a, rd b)
 
 /* nv vectors of pairs from the counters x1 (u1: the even elements) and
  * x2 (u2: the odd ones), mean + sd z each rounded as create.c's loop,
- * stored interleaved at o; the counters advanced. */
+ * stored interleaved at o; the counters advanced.  unit (a constant):
+ * sd is 1, so sd z = z exactly and the product is left out. */
 static inline void rs_normal64_step(double *o, ri *x1, ri *x2, rd vm, rd vs,
-                                    int nv)
+                                    int nv, int unit)
 {
     const ri step = rs_i1((uint64_t)(2 * RS_W) * TB_RAND_GAMMA);
-    rd u1[RS_IL], u2[RS_IL], z0[RS_IL], z1[RS_IL];
+    ri k1[RS_IL], k2[RS_IL];
+    rd z0[RS_IL], z1[RS_IL];
     RS_J {
-        u1[j] = rs_u53(rs_mix(*x1));
-        u2[j] = rs_u53(rs_mix(*x2));
+        k1[j] = rs_isrl(rs_mix(*x1), 11);
+        k2[j] = rs_isrl(rs_mix(*x2), 11);
         *x1 = rs_iadd(*x1, step);
         *x2 = rs_iadd(*x2, step);
     }
-    rs_bm64_n(u1, u2, z0, z1, nv);
-    RS_J rs_store2(o + 2 * RS_W * j, rs_add(vm, rs_mul(vs, z0[j])),
-                   rs_add(vm, rs_mul(vs, z1[j])));
+    rs_bm64_n(k1, k2, z0, z1, nv);
+    if (unit)
+        RS_J rs_store2(o + 2 * RS_W * j, rs_add(vm, z0[j]),
+                       rs_add(vm, z1[j]));
+    else
+        RS_J rs_store2(o + 2 * RS_W * j, rs_add(vm, rs_mul(vs, z0[j])),
+                       rs_add(vm, rs_mul(vs, z1[j])));
 }
 
 /* [b, e), b even: RS_IL vectors of RS_W pairs a step, then one vector,
  * then the last pairs (and an odd end's cos half) by rand.h. */
-static void rs_normal_f64(void *op, int64_t b, int64_t e, uint64_t key,
-                          double mean, double sd)
+static inline void rs_normal64_k(double *o, int64_t b, int64_t e,
+                                 uint64_t key, double mean, double sd,
+                                 int unit)
 {
-    double *o = op;
     const rd vm = rs_d1(mean), vs = rs_d1(sd);
     int64_t i = b;
     if (e - b >= 2 * RS_W) {
         ri x1 = rs_ctr(key, (uint64_t)b, 2);
         ri x2 = rs_ctr(key, (uint64_t)b + 1, 2);
         for (; i + 2 * RS_W * RS_IL <= e; i += 2 * RS_W * RS_IL)
-            rs_normal64_step(o + i, &x1, &x2, vm, vs, RS_IL);
+            rs_normal64_step(o + i, &x1, &x2, vm, vs, RS_IL, unit);
         for (; i + 2 * RS_W <= e; i += 2 * RS_W)
-            rs_normal64_step(o + i, &x1, &x2, vm, vs, 1);
+            rs_normal64_step(o + i, &x1, &x2, vm, vs, 1, unit);
     }
     for (; i < e; i += 2) {
         double z[2];
@@ -908,6 +925,14 @@ static void rs_normal_f64(void *op, int64_t b, int64_t e, uint64_t key,
         if (i + 1 < e)
             o[i + 1] = mean + sd * z[1];
     }
+}
+static void rs_normal_f64(void *op, int64_t b, int64_t e, uint64_t key,
+                          double mean, double sd)
+{
+    if (sd == 1.0) /* (1.0 exactly: 1 z = z for every z) */
+        rs_normal64_k(op, b, e, key, mean, sd, 1);
+    else
+        rs_normal64_k(op, b, e, key, mean, sd, 0);
 }
 #undef RS_J
 
