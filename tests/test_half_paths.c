@@ -423,6 +423,11 @@ static void test_paths(void **state)
         {TB_OP_max, 1, {SHAPE(333, 8)}, SHAPE(333), -1, 0, 0, 6},
         {TB_OP_min, 1, {SHAPE(999, 3)}, SHAPE(999), -1, 0, 0, 5},
         {TB_OP_min, 1, {SHAPE(64, 9)}, SHAPE(64, 1), 1, 1, 0, 1},
+        /* longer rows (half.c's hred_part: each row's value, narrowed
+         * 256 rows at a time by the level), every pattern, NaN ties */
+        {TB_OP_min, 1, {SHAPE(600, 40)}, SHAPE(600), -1, 0, 0, 1},
+        {TB_OP_max, 1, {SHAPE(300, 70)}, SHAPE(300), -1, 0, 0, 5},
+        {TB_OP_mean, 1, {SHAPE(530, 33)}, SHAPE(530), -1, 0, 0, 1},
         /* b one value a row (half_part_short.h's hpb_rows: blocks of
          * VS_LANES rows, the rows past them in C), every pattern, NaN
          * and infinities, rows of 2 to 32 (33: not served) */
