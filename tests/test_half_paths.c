@@ -30,9 +30,11 @@
 #include <cmocka.h>
 
 #include "backends/backend.h"
+#include "backends/cpu/cpu_config.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/kreg.h"
+#include "backends/cpu/ops_simd.h"
 #include "ops/half.h"
 #include "ops/op.h"
 #include "ops/tensor.h"
@@ -434,6 +436,11 @@ static void test_paths(void **state)
         {TB_OP_max, 1, {SHAPE(333, 8)}, SHAPE(333), -1, 0, 0, 6},
         {TB_OP_min, 1, {SHAPE(999, 3)}, SHAPE(999), -1, 0, 0, 5},
         {TB_OP_min, 1, {SHAPE(64, 9)}, SHAPE(64, 1), 1, 1, 0, 1},
+        /* longer rows (half.c's hred_part: each row's value, narrowed
+         * 256 rows at a time by the level), every pattern, NaN ties */
+        {TB_OP_min, 1, {SHAPE(600, 40)}, SHAPE(600), -1, 0, 0, 1},
+        {TB_OP_max, 1, {SHAPE(300, 70)}, SHAPE(300), -1, 0, 0, 5},
+        {TB_OP_mean, 1, {SHAPE(530, 33)}, SHAPE(530), -1, 0, 0, 1},
         /* b one value a row (half_part_short.h's hpb_rows: blocks of
          * VS_LANES rows, the rows past them in C), every pattern, NaN
          * and infinities, rows of 2 to 32 (33: not served) */
@@ -1051,6 +1058,104 @@ static void test_norm_bw(void **state)
                   "for bit\n", runs);
 }
 
+/* var's 16-bit lanes (ops_simd.h's tb_cpu_var16_lane_*, var_simd.h)
+ * against the f32 row of the same level on the widened lane, bit for
+ * bit in f32, before the narrowing that test_paths sees (which hides
+ * most changes in the f32 sums' order): lanes of whole chunks, blocks
+ * and tails, around several means and spreads and with magnitudes
+ * spread over 2^16, corrections 0 and 1. */
+typedef float (*var16_fn)(const uint16_t *, int64_t, int64_t, tb_dtype);
+static void test_var16_lane_bits(void **state)
+{
+    (void)state;
+    B = tb_backend_find("cpu");
+    assert_non_null(B);
+    size_t nrows;
+    const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
+    struct {
+        int lv;
+        var16_fn fn;
+    } lanes[2] = {{-1, NULL}, {-1, NULL}};
+#if TB_CPU_HAVE_AVX2
+    lanes[0].lv = TB_ISA_AVX2, lanes[0].fn = tb_cpu_var16_lane_avx2;
+#endif
+#if TB_CPU_HAVE_AVX512
+    lanes[1].lv = TB_ISA_AVX512, lanes[1].fn = tb_cpu_var16_lane_avx512;
+#endif
+    const int64_t lens[] = {1, 255, 256, 4096, 3 * 4096 + 300, 65536 + 29};
+    const double mid[] = {0, 3, 1000}, spread[] = {1, 0.01, 100};
+    const tb_dtype dts[2] = {TB_BF16, TB_F16};
+    const tb_op *op = tb_op_get(TB_OP_var);
+    int runs = 0;
+    uint64_t st = 0x9e3779b97f4a7c15ull;
+    for (int l = 0; l < 2; l++) {
+        if (!lanes[l].fn || lanes[l].lv > tb_cpu_isa_max())
+            continue;
+        const tb_cpu_krow *r =
+            tb_cpu_krow_find(rows, nrows, TB_OP_var, TB_F32, lanes[l].lv);
+        assert_non_null(r);
+        void *ctx = cpu_new(tb_cpu_isa_name(lanes[l].lv), "1");
+        for (int d = 0; d < 2; d++)
+            for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+                for (int m = 0; m < 4; m++) {
+                    const int64_t n = lens[li];
+                    const tb_shape sh = SHAPE(n);
+                    tb_params p = {0};
+                    assert_int_equal(
+                        tb_params_set(op, &p, "correction", 0, NULL, 0), 0);
+                    tb_params_defaults(op, &p);
+                    tb_shape osh;
+                    char err[256];
+                    assert_int_equal(tb_op_infer(op, &sh, 1, &p, &osh, err,
+                                                 sizeof err),
+                                     0);
+                    tb_tensor h, f, out;
+                    assert_int_equal(tb_tensor_create(&h, dts[d], &sh), 0);
+                    assert_int_equal(tb_tensor_create(&f, TB_F32, &sh), 0);
+                    assert_int_equal(tb_tensor_create(&out, TB_F32, &osh),
+                                     0);
+                    uint16_t *hx = h.data;
+                    float *fx = f.data;
+                    for (int64_t k = 0; k < n; k++) {
+                        st = st * 6364136223846793005ull +
+                             1442695040888963407ull;
+                        const double u =
+                            (double)(st >> 11) * 0x1p-53 * 2 - 1;
+                        /* m 3: magnitudes 2^-8 to 2^8 (sums that round
+                         * in f32, so their order shows) */
+                        hx[k] = nar(dts[d],
+                                    m == 3 ? (float)ldexp(
+                                                 u, (int)(st >> 3 & 15) - 8)
+                                           : (float)(mid[m] +
+                                                     spread[m] * u));
+                        fx[k] = wid(dts[d], hx[k]);
+                    }
+                    for (int corr = 0; corr < 2 && corr < n; corr++) {
+                        /* (the shape does not depend on the correction) */
+                        assert_int_equal(tb_params_set(op, &p, "correction",
+                                                       corr, NULL, 0),
+                                         0);
+                        assert_int_equal(r->fn(ctx, &f, &out, &p), 0);
+                        const float want = *(const float *)out.data;
+                        const float got = lanes[l].fn(hx, n, corr, dts[d]);
+                        if (memcmp(&got, &want, sizeof got))
+                            fail_msg("var16 lane %s %s n %lld mean %g "
+                                     "corr %d: %a, f32 row %a",
+                                     tb_cpu_isa_name(lanes[l].lv),
+                                     tb_dtype_name(dts[d]), (long long)n,
+                                     m < 3 ? mid[m] : -1, corr, (double)got,
+                                     (double)want);
+                        runs++;
+                    }
+                    tb_tensor_destroy(&h);
+                    tb_tensor_destroy(&f);
+                    tb_tensor_destroy(&out);
+                }
+        B->destroy(ctx);
+    }
+    print_message("# %d var lanes checked\n", runs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1059,6 +1164,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_act_paths, leak_setup,
                                         leak_teardown),
         cmocka_unit_test_setup_teardown(test_add_backward, leak_setup,
+                                        leak_teardown),
+        cmocka_unit_test_setup_teardown(test_var16_lane_bits, leak_setup,
                                         leak_teardown),
         cmocka_unit_test_setup_teardown(test_fills, leak_setup,
                                         leak_teardown),

@@ -284,6 +284,7 @@ typedef struct {
     tb_cpu_sumcols_fn cols;
     tb_cpu_half_cols_fn cols16; /* the level's direct loops, or NULL */
     tb_cpu_widen_fn widen;
+    tb_cpu_narrow_fn narrow; /* the level's, or NULL */
     tb_dtype dt;
     const uint16_t *x;
     uint16_t *o;
@@ -325,6 +326,13 @@ static void hp_cols_part(void *arg, int part, int nparts)
             j->cols(buf, nr, w, w, acc);
         }
         uint16_t *out = j->o + o * j->inner + j0;
+        if (j->narrow) { /* the tile narrowed by vectors: the same bits */
+            float f[HP_TILE];
+            for (int64_t q = 0; q < w; q++)
+                f[q] = (float)(acc[q] * j->scale);
+            j->narrow(f, out, w);
+            continue;
+        }
         for (int64_t q = 0; q < w; q++) {
             float f = (float)(acc[q] * j->scale);
             out[q] = j->dt == TB_BF16 ? tb_f32_to_bf16(f) : tb_f32_to_f16(f);
@@ -344,7 +352,7 @@ static int hp_cols(void *ctx, const tb_op *op, tb_dtype dt, int isa,
         return 1;
     tb_cpu_ctx *c = ctx;
     hp_cols_job j = {.cols = c->k[isa].sum[TB_F32].cols, .widen = cv.widen,
-                     .dt = dt, .x = in[0].data, .o = out[0].data,
+                     .narrow = cv.narrow, .dt = dt, .x = in[0].data, .o = out[0].data,
                      .outer = 1, .R = in[0].shape[ax], .inner = 1};
     for (int d = 0; d < ax; d++)
         j.outer *= in[0].shape[d];
