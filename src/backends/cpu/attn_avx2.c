@@ -370,13 +370,10 @@ static void bw_pack_head(const tb_cpu_attn_job *j, bw_scratch *w,
     const int64_t D = j->D, Dv = j->Dv, Sk = j->Sk, skp = w->skp;
     const float *k = (const float *)j->in[2].data + h * Sk * D;
     const float *v = (const float *)j->in[3].data + h * Sk * Dv;
-    for (int64_t c = 0; c < Sk; c++) {
-        for (int64_t d = 0; d < D; d++)
-            w->kt[d * skp + c] = k[c * D + d];
-        for (int64_t e = 0; e < Dv; e++)
-            w->vt[e * skp + c] = v[c * Dv + e];
+    pack_kt(k, D, Sk, w->kt, skp);
+    pack_kt(v, Dv, Sk, w->vt, skp);
+    for (int64_t c = 0; c < Sk; c++)
         memcpy(w->k + c * w->dp16, k + c * D, (size_t)D * sizeof(float));
-    }
     memset(w->dk, 0, (size_t)(w->sk4 * (w->dp16 + w->dvp)) * sizeof(float));
 }
 
@@ -395,7 +392,9 @@ static void bw_row(float *sr, float *dpr, int64_t n16, int64_t lim,
         mx = sr[c] * scale > mx ? sr[c] * scale : mx;
     const __m256 vm8 = _mm256_set1_ps(mx);
     double l = 0;
-    __m256d va = _mm256_setzero_pd();
+    /* D's lanes: the low and high halves on two chains (one chain of
+     * both was latency-bound: two dependent adds per 8 keys) */
+    __m256d va = _mm256_setzero_pd(), vb = _mm256_setzero_pd();
     for (int64_t c0 = 0; c0 < lim; c0 += 64) {
         __m256 vs = _mm256_setzero_ps();
         for (c = c0; c < c0 + 64 && c < lim; c += 8) {
@@ -407,13 +406,13 @@ static void bw_row(float *sr, float *dpr, int64_t n16, int64_t lim,
             const __m256 ed = _mm256_mul_ps(e, _mm256_loadu_ps(dpr + c));
             va = _mm256_add_pd(va, _mm256_cvtps_pd(
                                        _mm256_castps256_ps128(ed)));
-            va = _mm256_add_pd(va, _mm256_cvtps_pd(
+            vb = _mm256_add_pd(vb, _mm256_cvtps_pd(
                                        _mm256_extractf128_ps(ed, 1)));
         }
         l += v_hsum(vs);
     }
     double a4[4];
-    _mm256_storeu_pd(a4, va);
+    _mm256_storeu_pd(a4, _mm256_add_pd(va, vb));
     const __m256 vil = _mm256_set1_ps((float)(1 / l));
     const __m256d vd =
         _mm256_set1_pd(((a4[0] + a4[1]) + (a4[2] + a4[3])) / l);
