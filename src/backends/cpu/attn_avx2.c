@@ -392,9 +392,6 @@ static void bw_row(float *sr, float *dpr, int64_t n16, int64_t lim,
         mx = sr[c] * scale > mx ? sr[c] * scale : mx;
     const __m256 vm8 = _mm256_set1_ps(mx);
     double l = 0;
-    /* D's lanes: the low and high halves on two chains (one chain of
-     * both was latency-bound: two dependent adds per 8 keys) */
-    __m256d va = _mm256_setzero_pd(), vb = _mm256_setzero_pd();
     for (int64_t c0 = 0; c0 < lim; c0 += 64) {
         __m256 vs = _mm256_setzero_ps();
         for (c = c0; c < c0 + 64 && c < lim; c += 8) {
@@ -403,14 +400,35 @@ static void bw_row(float *sr, float *dpr, int64_t n16, int64_t lim,
             e = _mm256_blendv_ps(_mm256_setzero_ps(), e, v_first(lim - c));
             _mm256_storeu_ps(sr + c, e);
             vs = _mm256_add_ps(vs, e);
-            const __m256 ed = _mm256_mul_ps(e, _mm256_loadu_ps(dpr + c));
-            va = _mm256_add_pd(va, _mm256_cvtps_pd(
-                                       _mm256_castps256_ps128(ed)));
-            vb = _mm256_add_pd(vb, _mm256_cvtps_pd(
-                                       _mm256_extractf128_ps(ed, 1)));
         }
         l += v_hsum(vs);
     }
+    /* D's double lanes in a loop of their own, on four chains (low and
+     * high halves of even and odd vectors): summed beside the exp they
+     * were spilled to the stack and the two chains ran at their
+     * latency.  e is 0 past lim, as it was there. */
+    __m256d va = _mm256_setzero_pd(), vb = _mm256_setzero_pd(),
+            va1 = _mm256_setzero_pd(), vb1 = _mm256_setzero_pd();
+    for (c = 0; c + 16 <= lim + 7; c += 16) {
+        const __m256 ed = _mm256_mul_ps(_mm256_loadu_ps(sr + c),
+                                        _mm256_loadu_ps(dpr + c));
+        va = _mm256_add_pd(va, _mm256_cvtps_pd(_mm256_castps256_ps128(ed)));
+        vb = _mm256_add_pd(vb, _mm256_cvtps_pd(_mm256_extractf128_ps(ed, 1)));
+        const __m256 ed1 = _mm256_mul_ps(_mm256_loadu_ps(sr + c + 8),
+                                         _mm256_loadu_ps(dpr + c + 8));
+        va1 = _mm256_add_pd(va1,
+                            _mm256_cvtps_pd(_mm256_castps256_ps128(ed1)));
+        vb1 = _mm256_add_pd(vb1,
+                            _mm256_cvtps_pd(_mm256_extractf128_ps(ed1, 1)));
+    }
+    if (c < lim) {
+        const __m256 ed = _mm256_mul_ps(_mm256_loadu_ps(sr + c),
+                                        _mm256_loadu_ps(dpr + c));
+        va = _mm256_add_pd(va, _mm256_cvtps_pd(_mm256_castps256_ps128(ed)));
+        vb = _mm256_add_pd(vb, _mm256_cvtps_pd(_mm256_extractf128_ps(ed, 1)));
+    }
+    va = _mm256_add_pd(va, va1);
+    vb = _mm256_add_pd(vb, vb1);
     double a4[4];
     _mm256_storeu_pd(a4, _mm256_add_pd(va, vb));
     const __m256 vil = _mm256_set1_ps((float)(1 / l));
