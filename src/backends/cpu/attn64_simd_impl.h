@@ -159,6 +159,38 @@ static void a64_softmax_row(double *s, int64_t kn, int64_t lim,
     }
 }
 
+/* kt[d * ldt + c] = k[c * D + d], c < kn, d < D: whole 4 x 4 squares
+ * transposed in ymm registers at both levels (unpack, lane swap), the
+ * edges one by one (the scalar loop of attn_avx2.c's f32 row was a tenth
+ * of its forward's time). */
+static void a64_pack_t(const double *k, int64_t D, int64_t kn, double *kt,
+                       int64_t ldt)
+{
+    const int64_t c4 = kn / 4 * 4, d4 = D / 4 * 4;
+    for (int64_t c = 0; c < c4; c += 4)
+        for (int64_t d = 0; d < d4; d += 4) {
+            const double *s = k + c * D + d;
+            const __m256d r0 = _mm256_loadu_pd(s),
+                          r1 = _mm256_loadu_pd(s + D),
+                          r2 = _mm256_loadu_pd(s + 2 * D),
+                          r3 = _mm256_loadu_pd(s + 3 * D);
+            const __m256d t0 = _mm256_unpacklo_pd(r0, r1),
+                          t1 = _mm256_unpackhi_pd(r0, r1),
+                          t2 = _mm256_unpacklo_pd(r2, r3),
+                          t3 = _mm256_unpackhi_pd(r2, r3);
+            double *o = kt + d * ldt + c;
+            _mm256_storeu_pd(o, _mm256_permute2f128_pd(t0, t2, 0x20));
+            _mm256_storeu_pd(o + ldt, _mm256_permute2f128_pd(t1, t3, 0x20));
+            _mm256_storeu_pd(o + 2 * ldt,
+                             _mm256_permute2f128_pd(t0, t2, 0x31));
+            _mm256_storeu_pd(o + 3 * ldt,
+                             _mm256_permute2f128_pd(t1, t3, 0x31));
+        }
+    for (int64_t c = 0; c < kn; c++) /* the edges */
+        for (int64_t d = c < c4 ? d4 : 0; d < D; d++)
+            kt[d * ldt + c] = k[c * D + d];
+}
+
 /* One key block [j0, j0 + kn) of query block [i0, i0 + qn) of head h. */
 static void a64_key_block(const tb_cpu_attn_job *j, a64_scratch *w,
                           int64_t h, int64_t i0, int64_t qn, int64_t j0,
@@ -168,9 +200,7 @@ static void a64_key_block(const tb_cpu_attn_job *j, a64_scratch *w,
     const int64_t q4 = a64_up(qn, 4), nt = a64_up(kn, A64_T);
     const double *k = (const double *)j->in[1].data + (h * j->Sk + j0) * D;
     const double *v = (const double *)j->in[2].data + (h * j->Sk + j0) * Dv;
-    for (int64_t c = 0; c < kn; c++)
-        for (int64_t d = 0; d < D; d++)
-            w->kt[d * BK + c] = k[c * D + d];
+    a64_pack_t(k, D, kn, w->kt, BK);
     for (int64_t c = kn; c < nt; c++)
         for (int64_t d = 0; d < D; d++)
             w->kt[d * BK + c] = 0;
@@ -196,10 +226,15 @@ static void a64_key_block(const tb_cpu_attn_job *j, a64_scratch *w,
         vb = w->v;
         ldv = dvp;
     }
-    for (int64_t r = 0; r < q4; r += 4)
+    /* rows r..r+3 over the keys row r + 3 may see (on a diagonal block
+     * the probabilities past them are 0) */
+    for (int64_t r = 0; r < q4; r += 4) {
+        const int64_t kr = diag && i0 + r + 4 - j0 < kn ? i0 + r + 4 - j0
+                                                         : kn;
         for (int64_t e = 0; e < dvp; e += A64_T)
-            a64_tile(kn, w->s + r * BK, BK, vb + e, ldv, w->o + r * dvp + e,
+            a64_tile(kr, w->s + r * BK, BK, vb + e, ldv, w->o + r * dvp + e,
                      dvp, 1);
+    }
 }
 
 static void a64_sdpa_part(void *arg, int part, int nparts)
@@ -288,13 +323,10 @@ static void a64_bw_pack_head(const tb_cpu_attn_job *j, a64_bw_scratch *w,
     const int64_t D = j->D, Dv = j->Dv, Sk = j->Sk, skp = w->skp;
     const double *k = (const double *)j->in[2].data + h * Sk * D;
     const double *v = (const double *)j->in[3].data + h * Sk * Dv;
-    for (int64_t c = 0; c < Sk; c++) {
-        for (int64_t d = 0; d < D; d++)
-            w->kt[d * skp + c] = k[c * D + d];
-        for (int64_t e = 0; e < Dv; e++)
-            w->vt[e * skp + c] = v[c * Dv + e];
+    a64_pack_t(k, D, Sk, w->kt, skp);
+    a64_pack_t(v, Dv, Sk, w->vt, skp);
+    for (int64_t c = 0; c < Sk; c++)
         memcpy(w->k + c * w->dpt, k + c * D, (size_t)D * sizeof(double));
-    }
     memset(w->dk, 0, (size_t)(w->sk4 * (w->dpt + w->dvt)) * sizeof(double));
 }
 
