@@ -20,15 +20,20 @@
 #include "vmath_simd.h"
 
 /* c[r * ldc + 0..16) (+)= sum_k a[r * ars + k * aks] * b[k * ldb +
- * 0..16), r < 4; acc 0: c is overwritten.  Inlined with constant strides
- * through the two forms below. */
+ * 0..16), r < 4; acc 0: c is overwritten; sc (with acc): c's row r
+ * scaled by sc[r] first.  Inlined with constant strides through the
+ * forms below. */
 static inline __attribute__((always_inline)) void
 tile4x16_s(int64_t K, const float *a, int64_t ars, int64_t aks,
-           const float *b, int64_t ldb, float *c, int64_t ldc, int acc)
+           const float *b, int64_t ldb, float *c, int64_t ldc, int acc,
+           const float *sc)
 {
     /* named registers: gcc -O2 keeps an array of them on the stack */
-#define T_LD(r, h) acc ? _mm256_loadu_ps(c + (r) * ldc + 8 * (h))         \
-                       : _mm256_setzero_ps()
+#define T_LD(r, h)                                                        \
+    !acc  ? _mm256_setzero_ps()                                           \
+    : sc  ? _mm256_mul_ps(_mm256_loadu_ps(c + (r) * ldc + 8 * (h)),       \
+                          _mm256_broadcast_ss(sc + (r)))                  \
+          : _mm256_loadu_ps(c + (r) * ldc + 8 * (h))
     __m256 c00 = T_LD(0, 0), c01 = T_LD(0, 1), c10 = T_LD(1, 0),
            c11 = T_LD(1, 1), c20 = T_LD(2, 0), c21 = T_LD(2, 1),
            c30 = T_LD(3, 0), c31 = T_LD(3, 1);
@@ -66,13 +71,21 @@ static inline void tile4x16(int64_t K, const float *a, int64_t lda,
                             const float *b, int64_t ldb, float *c,
                             int64_t ldc, int acc)
 {
-    tile4x16_s(K, a, lda, 1, b, ldb, c, ldc, acc);
+    tile4x16_s(K, a, lda, 1, b, ldb, c, ldc, acc, NULL);
+}
+
+/* tile4x16 accumulating into c's rows scaled by sc[0..4) first */
+static inline void tile4x16_sc(int64_t K, const float *a, int64_t lda,
+                               const float *b, int64_t ldb, float *c,
+                               int64_t ldc, const float *sc)
+{
+    tile4x16_s(K, a, lda, 1, b, ldb, c, ldc, 1, sc);
 }
 
 /* Scratch of one part, in floats: q [BQ, D], k^T [D, BK], s [BQ, BK], v
- * [BK, DvP], o [BQ, DvP], m and l [BQ]. */
+ * [BK, DvP], o [BQ, DvP], m, l and the block's rescale factors a [BQ]. */
 typedef struct {
-    float *q, *kt, *s, *v, *o, *m, *l;
+    float *q, *kt, *s, *v, *o, *m, *l, *a;
     int64_t dvp; /* Dv rounded up to 16 */
 } scratch;
 
@@ -81,7 +94,7 @@ static float *scratch_get(const tb_cpu_attn_job *j, scratch *w)
     const int64_t BQ = TB_ATTN_BQ, BK = TB_ATTN_BK;
     w->dvp = (j->Dv + 15) / 16 * 16;
     const size_t n = (size_t)(BQ * j->D + j->D * BK + BQ * BK +
-                              BK * w->dvp + BQ * w->dvp + 2 * BQ);
+                              BK * w->dvp + BQ * w->dvp + 3 * BQ);
     float *p = tb_alloc(n * sizeof *p);
     if (!p)
         return NULL;
@@ -92,6 +105,7 @@ static float *scratch_get(const tb_cpu_attn_job *j, scratch *w)
     w->o = w->v + BK * w->dvp;
     w->m = w->o + BQ * w->dvp;
     w->l = w->m + BQ;
+    w->a = w->l + BQ;
     /* Only v's padding columns (Dv to dvp, read by the output tiles) are
      * read before a task writes them: q's rows past qn, o, m and l are
      * set per task, k^T's columns past kn and s's rows past qn per key
@@ -104,10 +118,12 @@ static float *scratch_get(const tb_cpu_attn_job *j, scratch *w)
 }
 
 /* Row r of the block's scores s[0..kn), the first `lim` allowed: the
- * online-softmax update of m, l and the output row; s becomes the
- * probabilities (0 past lim). */
+ * online-softmax update of m and l; s becomes the probabilities (0 past
+ * lim), *a the factor of the output row's rescale (applied as the P V
+ * tiles load the row: a pass over the row of its own was a few percent
+ * of sdpa 2x4x128x64). */
 static void softmax_row(float *s, int64_t kn, int64_t lim, float *m,
-                        float *l, float *o, int64_t dvp)
+                        float *l, float *a)
 {
     __m256 vmx = _mm256_set1_ps(*m);
     int64_t c = 0;
@@ -136,11 +152,7 @@ static void softmax_row(float *s, int64_t kn, int64_t lim, float *m,
         s[c] = 0;
     *l = *l * alpha + v_hsum(vs);
     *m = mx;
-    if (alpha != 1.0f) {
-        const __m256 va = _mm256_set1_ps(alpha);
-        for (int64_t e = 0; e < dvp; e += 8)
-            _mm256_storeu_ps(o + e, _mm256_mul_ps(_mm256_loadu_ps(o + e), va));
-    }
+    *a = alpha;
 }
 
 /* kt[d * ldt + c] = k[c * D + d], c < kn, d < D: whole 8 x 8 squares
@@ -218,11 +230,12 @@ static void key_block(const tb_cpu_attn_job *j, scratch *w, int64_t h,
     for (int64_t r = 0; r < qn; r++) {
         const int64_t lim = diag && i0 + r - j0 + 1 < kn ? i0 + r - j0 + 1
                                                          : kn;
-        softmax_row(w->s + r * BK, kn, lim, &w->m[r], &w->l[r],
-                    w->o + r * dvp, dvp);
+        softmax_row(w->s + r * BK, kn, lim, &w->m[r], &w->l[r], &w->a[r]);
     }
-    for (int64_t r = qn; r < q4; r++) /* padding rows: no weight */
+    for (int64_t r = qn; r < q4; r++) { /* padding rows: no weight */
         memset(w->s + r * BK, 0, (size_t)kn * sizeof(float));
+        w->a[r] = 1;
+    }
     const float *vb = v;
     int64_t ldv = Dv;
     if (Dv % 16) {
@@ -239,8 +252,8 @@ static void key_block(const tb_cpu_attn_job *j, scratch *w, int64_t h,
         const int64_t kr = diag && i0 + r + 4 - j0 < kn ? i0 + r + 4 - j0
                                                          : kn;
         for (int64_t e = 0; e < dvp; e += 16)
-            tile4x16(kr, w->s + r * BK, BK, vb + e, ldv, w->o + r * dvp + e,
-                     dvp, 1);
+            tile4x16_sc(kr, w->s + r * BK, BK, vb + e, ldv,
+                        w->o + r * dvp + e, dvp, w->a + r);
     }
 }
 
@@ -359,7 +372,7 @@ static inline void tile4x16_at(int64_t K, const float *a, int64_t lda,
                                const float *b, int64_t ldb, float *c,
                                int64_t ldc)
 {
-    tile4x16_s(K, a, 1, lda, b, ldb, c, ldc, 1);
+    tile4x16_s(K, a, 1, lda, b, ldb, c, ldc, 1, NULL);
 }
 
 /* Head h's k^T [D, Skp], v^T [Dv, Skp] (columns past Sk 0) and k [Sk,
