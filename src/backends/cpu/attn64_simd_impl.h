@@ -132,24 +132,28 @@ static void a64_softmax_row(double *s, int64_t kn, int64_t lim,
                             double scale, double *m, double *l, double *o,
                             int64_t dvp)
 {
-    const int64_t np = a64_up(kn, RS_W);
+    /* the vectors up to lim's only (a diagonal block's rows past it
+     * are masked: their exps were a third of the row's), the rest 0 */
+    const int64_t np = a64_up(kn, RS_W), lw = a64_up(lim, RS_W);
     const rd vsc = rs_d1(scale);
-    for (int64_t c = 0; c < np; c += RS_W)
+    for (int64_t c = 0; c < lw; c += RS_W)
         rs_stored(s + c, rs_mul(rs_loadd(s + c), vsc));
-    for (int64_t c = lim; c < np; c++)
+    for (int64_t c = lim; c < lw; c++)
         s[c] = -INFINITY;
     rd vmx = rs_d1(*m);
-    for (int64_t c = 0; c < np; c += RS_W)
+    for (int64_t c = 0; c < lw; c += RS_W)
         vmx = rs_max(vmx, rs_loadd(s + c));
     const double mx = v64_hmax(vmx);
     const double alpha = exp(*m - mx);
     const rd vmax = rs_d1(mx);
     rd vs = rs_d1(0.0);
-    for (int64_t c = 0; c < np; c += RS_W) {
+    for (int64_t c = 0; c < lw; c += RS_W) {
         const rd e = dx_exp_neg(rs_sub(rs_loadd(s + c), vmax));
         rs_stored(s + c, e);
         vs = rs_add(vs, e);
     }
+    for (int64_t c = lw; c < np; c++)
+        s[c] = 0;
     *l = *l * alpha + dx_hsum(vs);
     *m = mx;
     if (alpha != 1.0) {
