@@ -340,19 +340,22 @@ static void a64_bw_pack_head(const tb_cpu_attn_job *j, a64_bw_scratch *w,
 static void a64_bw_row(double *sr, double *dpr, int64_t nt, int64_t lim,
                        double scale)
 {
+    /* the vectors up to lim's only (on the causal diagonal the rest is
+     * masked: it was up to half of a row's exps), then P and dS 0 */
+    const int64_t lw = a64_up(lim, RS_W);
     const rd vsc = rs_d1(scale);
-    for (int64_t c = 0; c < nt; c += RS_W)
+    for (int64_t c = 0; c < lw; c += RS_W)
         rs_stored(sr + c, rs_mul(rs_loadd(sr + c), vsc));
-    for (int64_t c = lim; c < nt; c++) {
+    for (int64_t c = lim; c < lw; c++) {
         sr[c] = -INFINITY;
         dpr[c] = 0;
     }
     rd vmx = rs_d1(-INFINITY);
-    for (int64_t c = 0; c < nt; c += RS_W)
+    for (int64_t c = 0; c < lw; c += RS_W)
         vmx = rs_max(vmx, rs_loadd(sr + c));
     const rd vm = rs_d1(v64_hmax(vmx));
     rd vl = rs_d1(0.0), vd = rs_d1(0.0);
-    for (int64_t c = 0; c < nt; c += RS_W) {
+    for (int64_t c = 0; c < lw; c += RS_W) {
         const rd e = dx_exp_neg(rs_sub(rs_loadd(sr + c), vm));
         rs_stored(sr + c, e);
         vl = rs_add(vl, e);
@@ -360,12 +363,14 @@ static void a64_bw_row(double *sr, double *dpr, int64_t nt, int64_t lim,
     }
     const double l = dx_hsum(vl);
     const rd vil = rs_d1(1 / l), vdd = rs_d1(dx_hsum(vd) / l);
-    for (int64_t c = 0; c < nt; c += RS_W) {
+    for (int64_t c = 0; c < lw; c += RS_W) {
         const rd p = rs_mul(rs_loadd(sr + c), vil);
         rs_stored(sr + c, p);
         rs_stored(dpr + c,
                   rs_mul(rs_mul(p, rs_sub(rs_loadd(dpr + c), vdd)), vsc));
     }
+    for (int64_t c = lw; c < nt; c++)
+        sr[c] = dpr[c] = 0;
 }
 
 /* Query block [i0, i0 + qn) of head h (its k, v packed): the scores,
