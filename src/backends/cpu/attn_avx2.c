@@ -454,7 +454,9 @@ static void bw_row(float *sr, float *dpr, int64_t n16, int64_t lim,
     const __m256 vil = _mm256_set1_ps((float)(1 / l));
     const __m256d vd =
         _mm256_set1_pd(((a4[0] + a4[1]) + (a4[2] + a4[3])) / l);
-    for (c = 0; c < n16; c += 8) {
+    /* P and dS up to lim's vector; past it 0 (on the causal diagonal
+     * up to half the row) */
+    for (c = 0; c < lim; c += 8) {
         const __m256 keep = v_first(lim - c);
         __m256 p = _mm256_mul_ps(_mm256_loadu_ps(sr + c), vil);
         p = _mm256_blendv_ps(_mm256_setzero_ps(), p, keep);
@@ -468,6 +470,10 @@ static void bw_row(float *sr, float *dpr, int64_t n16, int64_t lim,
         ds = _mm256_blendv_ps(_mm256_setzero_ps(), ds, keep);
         _mm256_storeu_ps(sr + c, p);
         _mm256_storeu_ps(dpr + c, ds);
+    }
+    for (; c < n16; c += 8) {
+        _mm256_storeu_ps(sr + c, _mm256_setzero_ps());
+        _mm256_storeu_ps(dpr + c, _mm256_setzero_ps());
     }
 }
 
