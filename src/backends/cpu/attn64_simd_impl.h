@@ -144,7 +144,11 @@ static void a64_softmax_row(double *s, int64_t kn, int64_t lim,
     for (int64_t c = 0; c < lw; c += RS_W)
         vmx = rs_max(vmx, rs_loadd(s + c));
     const double mx = v64_hmax(vmx);
-    const double alpha = exp(*m - mx);
+    /* exp's exact values without the libm call where they are known:
+     * a task's first block (m -inf) and a max that did not grow */
+    const double alpha = *m == -INFINITY ? 0.0
+                         : *m == mx      ? 1.0
+                                         : exp(*m - mx);
     const rd vmax = rs_d1(mx);
     rd vs = rs_d1(0.0);
     for (int64_t c = 0; c < lw; c += RS_W) {

@@ -132,7 +132,11 @@ static void softmax_row(float *s, int64_t kn, int64_t lim, float *m,
     float mx = v_hmax(vmx);
     for (; c < lim; c++)
         mx = s[c] > mx ? s[c] : mx;
-    const float alpha = expf(*m - mx);
+    /* exp's exact values without the libm call where they are known:
+     * a task's first block (m -inf) and a max that did not grow */
+    const float alpha = *m == -INFINITY ? 0.0f
+                        : *m == mx      ? 1.0f
+                                        : expf(*m - mx);
     const __m256 vmax = _mm256_set1_ps(mx);
     __m256 vs = _mm256_setzero_ps();
     for (c = 0; c + 8 <= lim; c += 8) {
