@@ -286,7 +286,8 @@ static void fam_norm(const tb_op *op, cases *cs)
 
 /* Attention.  sdpa: S = 1, odd S and D past the 64-row blocks and the
  * 8/16-lane tails, Sq != Sk both ways, Dv != D (a multiple of 16 and
- * not), causal and not, a set scale.  causal_mask: square, wide and tall
+ * not), causal and not, a set scale; Sq = 20: 6-row tiles then two
+ * 4-row ones (attn_avx2.c).  causal_mask: square, wide and tall
  * planes (rows past 8-lane vectors and tails), 2-D and 4-D, the copy
  * form. */
 static void fam_attn(const tb_op *op, cases *cs)
@@ -305,7 +306,8 @@ static void fam_attn(const tb_op *op, cases *cs)
                                 {2, 1, 65, 65, 16, 16},
                                 {1, 3, 130, 70, 33, 20},
                                 {1, 1, 70, 129, 64, 48},
-                                {2, 2, 1, 100, 8, 3}};
+                                {2, 2, 1, 100, 8, 3},
+                                {1, 2, 20, 20, 24, 24}};
     for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
         const int *d = sh[i];
         for (int causal = 0; causal < 2; causal++)

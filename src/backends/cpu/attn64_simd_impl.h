@@ -132,24 +132,32 @@ static void a64_softmax_row(double *s, int64_t kn, int64_t lim,
                             double scale, double *m, double *l, double *o,
                             int64_t dvp)
 {
-    const int64_t np = a64_up(kn, RS_W);
+    /* the vectors up to lim's only (a diagonal block's rows past it
+     * are masked: their exps were a third of the row's), the rest 0 */
+    const int64_t np = a64_up(kn, RS_W), lw = a64_up(lim, RS_W);
     const rd vsc = rs_d1(scale);
-    for (int64_t c = 0; c < np; c += RS_W)
+    for (int64_t c = 0; c < lw; c += RS_W)
         rs_stored(s + c, rs_mul(rs_loadd(s + c), vsc));
-    for (int64_t c = lim; c < np; c++)
+    for (int64_t c = lim; c < lw; c++)
         s[c] = -INFINITY;
     rd vmx = rs_d1(*m);
-    for (int64_t c = 0; c < np; c += RS_W)
+    for (int64_t c = 0; c < lw; c += RS_W)
         vmx = rs_max(vmx, rs_loadd(s + c));
     const double mx = v64_hmax(vmx);
-    const double alpha = exp(*m - mx);
+    /* exp's exact values without the libm call where they are known:
+     * a task's first block (m -inf) and a max that did not grow */
+    const double alpha = *m == -INFINITY ? 0.0
+                         : *m == mx      ? 1.0
+                                         : exp(*m - mx);
     const rd vmax = rs_d1(mx);
     rd vs = rs_d1(0.0);
-    for (int64_t c = 0; c < np; c += RS_W) {
+    for (int64_t c = 0; c < lw; c += RS_W) {
         const rd e = dx_exp_neg(rs_sub(rs_loadd(s + c), vmax));
         rs_stored(s + c, e);
         vs = rs_add(vs, e);
     }
+    for (int64_t c = lw; c < np; c++)
+        s[c] = 0;
     *l = *l * alpha + dx_hsum(vs);
     *m = mx;
     if (alpha != 1.0) {
@@ -157,6 +165,38 @@ static void a64_softmax_row(double *s, int64_t kn, int64_t lim,
         for (int64_t e = 0; e < dvp; e += RS_W)
             rs_stored(o + e, rs_mul(rs_loadd(o + e), va));
     }
+}
+
+/* kt[d * ldt + c] = k[c * D + d], c < kn, d < D: whole 4 x 4 squares
+ * transposed in ymm registers at both levels (unpack, lane swap), the
+ * edges one by one (the scalar loop of attn_avx2.c's f32 row was a tenth
+ * of its forward's time). */
+static void a64_pack_t(const double *k, int64_t D, int64_t kn, double *kt,
+                       int64_t ldt)
+{
+    const int64_t c4 = kn / 4 * 4, d4 = D / 4 * 4;
+    for (int64_t c = 0; c < c4; c += 4)
+        for (int64_t d = 0; d < d4; d += 4) {
+            const double *s = k + c * D + d;
+            const __m256d r0 = _mm256_loadu_pd(s),
+                          r1 = _mm256_loadu_pd(s + D),
+                          r2 = _mm256_loadu_pd(s + 2 * D),
+                          r3 = _mm256_loadu_pd(s + 3 * D);
+            const __m256d t0 = _mm256_unpacklo_pd(r0, r1),
+                          t1 = _mm256_unpackhi_pd(r0, r1),
+                          t2 = _mm256_unpacklo_pd(r2, r3),
+                          t3 = _mm256_unpackhi_pd(r2, r3);
+            double *o = kt + d * ldt + c;
+            _mm256_storeu_pd(o, _mm256_permute2f128_pd(t0, t2, 0x20));
+            _mm256_storeu_pd(o + ldt, _mm256_permute2f128_pd(t1, t3, 0x20));
+            _mm256_storeu_pd(o + 2 * ldt,
+                             _mm256_permute2f128_pd(t0, t2, 0x31));
+            _mm256_storeu_pd(o + 3 * ldt,
+                             _mm256_permute2f128_pd(t1, t3, 0x31));
+        }
+    for (int64_t c = 0; c < kn; c++) /* the edges */
+        for (int64_t d = c < c4 ? d4 : 0; d < D; d++)
+            kt[d * ldt + c] = k[c * D + d];
 }
 
 /* One key block [j0, j0 + kn) of query block [i0, i0 + qn) of head h. */
@@ -168,9 +208,7 @@ static void a64_key_block(const tb_cpu_attn_job *j, a64_scratch *w,
     const int64_t q4 = a64_up(qn, 4), nt = a64_up(kn, A64_T);
     const double *k = (const double *)j->in[1].data + (h * j->Sk + j0) * D;
     const double *v = (const double *)j->in[2].data + (h * j->Sk + j0) * Dv;
-    for (int64_t c = 0; c < kn; c++)
-        for (int64_t d = 0; d < D; d++)
-            w->kt[d * BK + c] = k[c * D + d];
+    a64_pack_t(k, D, kn, w->kt, BK);
     for (int64_t c = kn; c < nt; c++)
         for (int64_t d = 0; d < D; d++)
             w->kt[d * BK + c] = 0;
@@ -196,10 +234,15 @@ static void a64_key_block(const tb_cpu_attn_job *j, a64_scratch *w,
         vb = w->v;
         ldv = dvp;
     }
-    for (int64_t r = 0; r < q4; r += 4)
+    /* rows r..r+3 over the keys row r + 3 may see (on a diagonal block
+     * the probabilities past them are 0) */
+    for (int64_t r = 0; r < q4; r += 4) {
+        const int64_t kr = diag && i0 + r + 4 - j0 < kn ? i0 + r + 4 - j0
+                                                         : kn;
         for (int64_t e = 0; e < dvp; e += A64_T)
-            a64_tile(kn, w->s + r * BK, BK, vb + e, ldv, w->o + r * dvp + e,
+            a64_tile(kr, w->s + r * BK, BK, vb + e, ldv, w->o + r * dvp + e,
                      dvp, 1);
+    }
 }
 
 static void a64_sdpa_part(void *arg, int part, int nparts)
@@ -288,13 +331,10 @@ static void a64_bw_pack_head(const tb_cpu_attn_job *j, a64_bw_scratch *w,
     const int64_t D = j->D, Dv = j->Dv, Sk = j->Sk, skp = w->skp;
     const double *k = (const double *)j->in[2].data + h * Sk * D;
     const double *v = (const double *)j->in[3].data + h * Sk * Dv;
-    for (int64_t c = 0; c < Sk; c++) {
-        for (int64_t d = 0; d < D; d++)
-            w->kt[d * skp + c] = k[c * D + d];
-        for (int64_t e = 0; e < Dv; e++)
-            w->vt[e * skp + c] = v[c * Dv + e];
+    a64_pack_t(k, D, Sk, w->kt, skp);
+    a64_pack_t(v, Dv, Sk, w->vt, skp);
+    for (int64_t c = 0; c < Sk; c++)
         memcpy(w->k + c * w->dpt, k + c * D, (size_t)D * sizeof(double));
-    }
     memset(w->dk, 0, (size_t)(w->sk4 * (w->dpt + w->dvt)) * sizeof(double));
 }
 
@@ -304,19 +344,22 @@ static void a64_bw_pack_head(const tb_cpu_attn_job *j, a64_bw_scratch *w,
 static void a64_bw_row(double *sr, double *dpr, int64_t nt, int64_t lim,
                        double scale)
 {
+    /* the vectors up to lim's only (on the causal diagonal the rest is
+     * masked: it was up to half of a row's exps), then P and dS 0 */
+    const int64_t lw = a64_up(lim, RS_W);
     const rd vsc = rs_d1(scale);
-    for (int64_t c = 0; c < nt; c += RS_W)
+    for (int64_t c = 0; c < lw; c += RS_W)
         rs_stored(sr + c, rs_mul(rs_loadd(sr + c), vsc));
-    for (int64_t c = lim; c < nt; c++) {
+    for (int64_t c = lim; c < lw; c++) {
         sr[c] = -INFINITY;
         dpr[c] = 0;
     }
     rd vmx = rs_d1(-INFINITY);
-    for (int64_t c = 0; c < nt; c += RS_W)
+    for (int64_t c = 0; c < lw; c += RS_W)
         vmx = rs_max(vmx, rs_loadd(sr + c));
     const rd vm = rs_d1(v64_hmax(vmx));
     rd vl = rs_d1(0.0), vd = rs_d1(0.0);
-    for (int64_t c = 0; c < nt; c += RS_W) {
+    for (int64_t c = 0; c < lw; c += RS_W) {
         const rd e = dx_exp_neg(rs_sub(rs_loadd(sr + c), vm));
         rs_stored(sr + c, e);
         vl = rs_add(vl, e);
@@ -324,12 +367,14 @@ static void a64_bw_row(double *sr, double *dpr, int64_t nt, int64_t lim,
     }
     const double l = dx_hsum(vl);
     const rd vil = rs_d1(1 / l), vdd = rs_d1(dx_hsum(vd) / l);
-    for (int64_t c = 0; c < nt; c += RS_W) {
+    for (int64_t c = 0; c < lw; c += RS_W) {
         const rd p = rs_mul(rs_loadd(sr + c), vil);
         rs_stored(sr + c, p);
         rs_stored(dpr + c,
                   rs_mul(rs_mul(p, rs_sub(rs_loadd(dpr + c), vdd)), vsc));
     }
+    for (int64_t c = lw; c < nt; c++)
+        sr[c] = dpr[c] = 0;
 }
 
 /* Query block [i0, i0 + qn) of head h (its k, v packed): the scores,

@@ -1,5 +1,6 @@
 /* sdpa f32 at the avx2 level: attn.h's schedule with both products of a
- * block on one 4 x 16 FMA tile (c[4][16] += a[4][K] b[K][16], b row-major):
+ * block on 6 x 16 FMA tiles (4 x 16 for a block's last rows past a
+ * multiple of 12) (c[6][16] += a[6][K] b[K][16], b row-major):
  * the scores from the query block (scaled once when packed) times the
  * key block packed transposed [D, BK], the output accumulators from the
  * probabilities times v (packed only when Dv is not a multiple of 16).
@@ -7,7 +8,7 @@
  * the diagonal are not computed.  checkasm holds the row to the C row and
  * the reference within the op's tolerance (other association, the scale
  * applied to q rather than to the scores).  sdpa_backward's f32 row on
- * the same tile at the end of the file. */
+ * the 4 x 16 tile at the end of the file. */
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
@@ -20,15 +21,20 @@
 #include "vmath_simd.h"
 
 /* c[r * ldc + 0..16) (+)= sum_k a[r * ars + k * aks] * b[k * ldb +
- * 0..16), r < 4; acc 0: c is overwritten.  Inlined with constant strides
- * through the two forms below. */
+ * 0..16), r < 4; acc 0: c is overwritten; sc (with acc): c's row r
+ * scaled by sc[r] first.  Inlined with constant strides through the
+ * forms below. */
 static inline __attribute__((always_inline)) void
 tile4x16_s(int64_t K, const float *a, int64_t ars, int64_t aks,
-           const float *b, int64_t ldb, float *c, int64_t ldc, int acc)
+           const float *b, int64_t ldb, float *c, int64_t ldc, int acc,
+           const float *sc)
 {
     /* named registers: gcc -O2 keeps an array of them on the stack */
-#define T_LD(r, h) acc ? _mm256_loadu_ps(c + (r) * ldc + 8 * (h))         \
-                       : _mm256_setzero_ps()
+#define T_LD(r, h)                                                        \
+    !acc  ? _mm256_setzero_ps()                                           \
+    : sc  ? _mm256_mul_ps(_mm256_loadu_ps(c + (r) * ldc + 8 * (h)),       \
+                          _mm256_broadcast_ss(sc + (r)))                  \
+          : _mm256_loadu_ps(c + (r) * ldc + 8 * (h))
     __m256 c00 = T_LD(0, 0), c01 = T_LD(0, 1), c10 = T_LD(1, 0),
            c11 = T_LD(1, 1), c20 = T_LD(2, 0), c21 = T_LD(2, 1),
            c30 = T_LD(3, 0), c31 = T_LD(3, 1);
@@ -66,13 +72,77 @@ static inline void tile4x16(int64_t K, const float *a, int64_t lda,
                             const float *b, int64_t ldb, float *c,
                             int64_t ldc, int acc)
 {
-    tile4x16_s(K, a, lda, 1, b, ldb, c, ldc, acc);
+    tile4x16_s(K, a, lda, 1, b, ldb, c, ldc, acc, NULL);
+}
+
+/* tile4x16 accumulating into c's rows scaled by sc[0..4) first */
+static inline void tile4x16_sc(int64_t K, const float *a, int64_t lda,
+                               const float *b, int64_t ldb, float *c,
+                               int64_t ldc, const float *sc)
+{
+    tile4x16_s(K, a, lda, 1, b, ldb, c, ldc, 1, sc);
+}
+
+/* tile4x16 on 6 rows (c[r * ldc + 0..16), r < 6; a row-major): 12
+ * accumulators, so the FMA chains' latency has slack (the 4-row tile's 8
+ * are just what 2 FMAs a cycle at 4 cycles need) and a broadcast more a
+ * pair of loads of b: 116 GFLOP/s at K = 64 in L1 against 110 (best of
+ * 400 runs, 2026-11-30).  sc as tile4x16_s's. */
+static inline __attribute__((always_inline)) void
+tile6x16(int64_t K, const float *a, int64_t lda, const float *b,
+         int64_t ldb, float *c, int64_t ldc, int acc, const float *sc)
+{
+#define T_LD(r, h)                                                        \
+    !acc  ? _mm256_setzero_ps()                                           \
+    : sc  ? _mm256_mul_ps(_mm256_loadu_ps(c + (r) * ldc + 8 * (h)),       \
+                          _mm256_broadcast_ss(sc + (r)))                  \
+          : _mm256_loadu_ps(c + (r) * ldc + 8 * (h))
+    __m256 c00 = T_LD(0, 0), c01 = T_LD(0, 1), c10 = T_LD(1, 0),
+           c11 = T_LD(1, 1), c20 = T_LD(2, 0), c21 = T_LD(2, 1),
+           c30 = T_LD(3, 0), c31 = T_LD(3, 1), c40 = T_LD(4, 0),
+           c41 = T_LD(4, 1), c50 = T_LD(5, 0), c51 = T_LD(5, 1);
+#undef T_LD
+    for (int64_t k = 0; k < K; k++) {
+        const float *ak = a + k;
+        const __m256 b0 = _mm256_loadu_ps(b + k * ldb);
+        const __m256 b1 = _mm256_loadu_ps(b + k * ldb + 8);
+        __m256 x = _mm256_broadcast_ss(ak);
+        c00 = _mm256_fmadd_ps(x, b0, c00);
+        c01 = _mm256_fmadd_ps(x, b1, c01);
+        x = _mm256_broadcast_ss(ak + lda);
+        c10 = _mm256_fmadd_ps(x, b0, c10);
+        c11 = _mm256_fmadd_ps(x, b1, c11);
+        x = _mm256_broadcast_ss(ak + 2 * lda);
+        c20 = _mm256_fmadd_ps(x, b0, c20);
+        c21 = _mm256_fmadd_ps(x, b1, c21);
+        x = _mm256_broadcast_ss(ak + 3 * lda);
+        c30 = _mm256_fmadd_ps(x, b0, c30);
+        c31 = _mm256_fmadd_ps(x, b1, c31);
+        x = _mm256_broadcast_ss(ak + 4 * lda);
+        c40 = _mm256_fmadd_ps(x, b0, c40);
+        c41 = _mm256_fmadd_ps(x, b1, c41);
+        x = _mm256_broadcast_ss(ak + 5 * lda);
+        c50 = _mm256_fmadd_ps(x, b0, c50);
+        c51 = _mm256_fmadd_ps(x, b1, c51);
+    }
+    _mm256_storeu_ps(c, c00);
+    _mm256_storeu_ps(c + 8, c01);
+    _mm256_storeu_ps(c + ldc, c10);
+    _mm256_storeu_ps(c + ldc + 8, c11);
+    _mm256_storeu_ps(c + 2 * ldc, c20);
+    _mm256_storeu_ps(c + 2 * ldc + 8, c21);
+    _mm256_storeu_ps(c + 3 * ldc, c30);
+    _mm256_storeu_ps(c + 3 * ldc + 8, c31);
+    _mm256_storeu_ps(c + 4 * ldc, c40);
+    _mm256_storeu_ps(c + 4 * ldc + 8, c41);
+    _mm256_storeu_ps(c + 5 * ldc, c50);
+    _mm256_storeu_ps(c + 5 * ldc + 8, c51);
 }
 
 /* Scratch of one part, in floats: q [BQ, D], k^T [D, BK], s [BQ, BK], v
- * [BK, DvP], o [BQ, DvP], m and l [BQ]. */
+ * [BK, DvP], o [BQ, DvP], m, l and the block's rescale factors a [BQ]. */
 typedef struct {
-    float *q, *kt, *s, *v, *o, *m, *l;
+    float *q, *kt, *s, *v, *o, *m, *l, *a;
     int64_t dvp; /* Dv rounded up to 16 */
 } scratch;
 
@@ -81,7 +151,7 @@ static float *scratch_get(const tb_cpu_attn_job *j, scratch *w)
     const int64_t BQ = TB_ATTN_BQ, BK = TB_ATTN_BK;
     w->dvp = (j->Dv + 15) / 16 * 16;
     const size_t n = (size_t)(BQ * j->D + j->D * BK + BQ * BK +
-                              BK * w->dvp + BQ * w->dvp + 2 * BQ);
+                              BK * w->dvp + BQ * w->dvp + 3 * BQ);
     float *p = tb_alloc(n * sizeof *p);
     if (!p)
         return NULL;
@@ -92,6 +162,7 @@ static float *scratch_get(const tb_cpu_attn_job *j, scratch *w)
     w->o = w->v + BK * w->dvp;
     w->m = w->o + BQ * w->dvp;
     w->l = w->m + BQ;
+    w->a = w->l + BQ;
     /* Only v's padding columns (Dv to dvp, read by the output tiles) are
      * read before a task writes them: q's rows past qn, o, m and l are
      * set per task, k^T's columns past kn and s's rows past qn per key
@@ -104,10 +175,12 @@ static float *scratch_get(const tb_cpu_attn_job *j, scratch *w)
 }
 
 /* Row r of the block's scores s[0..kn), the first `lim` allowed: the
- * online-softmax update of m, l and the output row; s becomes the
- * probabilities (0 past lim). */
+ * online-softmax update of m and l; s becomes the probabilities (0 past
+ * lim), *a the factor of the output row's rescale (applied as the P V
+ * tiles load the row: a pass over the row of its own was a few percent
+ * of sdpa 2x4x128x64). */
 static void softmax_row(float *s, int64_t kn, int64_t lim, float *m,
-                        float *l, float *o, int64_t dvp)
+                        float *l, float *a)
 {
     __m256 vmx = _mm256_set1_ps(*m);
     int64_t c = 0;
@@ -116,7 +189,11 @@ static void softmax_row(float *s, int64_t kn, int64_t lim, float *m,
     float mx = v_hmax(vmx);
     for (; c < lim; c++)
         mx = s[c] > mx ? s[c] : mx;
-    const float alpha = expf(*m - mx);
+    /* exp's exact values without the libm call where they are known:
+     * a task's first block (m -inf) and a max that did not grow */
+    const float alpha = *m == -INFINITY ? 0.0f
+                        : *m == mx      ? 1.0f
+                                        : expf(*m - mx);
     const __m256 vmax = _mm256_set1_ps(mx);
     __m256 vs = _mm256_setzero_ps();
     for (c = 0; c + 8 <= lim; c += 8) {
@@ -136,11 +213,61 @@ static void softmax_row(float *s, int64_t kn, int64_t lim, float *m,
         s[c] = 0;
     *l = *l * alpha + v_hsum(vs);
     *m = mx;
-    if (alpha != 1.0f) {
-        const __m256 va = _mm256_set1_ps(alpha);
-        for (int64_t e = 0; e < dvp; e += 8)
-            _mm256_storeu_ps(o + e, _mm256_mul_ps(_mm256_loadu_ps(o + e), va));
-    }
+    *a = alpha;
+}
+
+/* kt[d * ldt + c] = k[c * D + d], c < kn, d < D: whole 8 x 8 squares
+ * transposed in registers (unpack, shuffle, lane swap), the edges one by
+ * one.  The scalar loop was a tenth of sdpa 2x4x128x64's time. */
+static void pack_kt(const float *k, int64_t D, int64_t kn, float *kt,
+                    int64_t ldt)
+{
+    const int64_t c8 = kn / 8 * 8, d8 = D / 8 * 8;
+    for (int64_t c = 0; c < c8; c += 8)
+        for (int64_t d = 0; d < d8; d += 8) {
+            const float *s = k + c * D + d;
+            const __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + D),
+                         r2 = _mm256_loadu_ps(s + 2 * D),
+                         r3 = _mm256_loadu_ps(s + 3 * D),
+                         r4 = _mm256_loadu_ps(s + 4 * D),
+                         r5 = _mm256_loadu_ps(s + 5 * D),
+                         r6 = _mm256_loadu_ps(s + 6 * D),
+                         r7 = _mm256_loadu_ps(s + 7 * D);
+            const __m256 t0 = _mm256_unpacklo_ps(r0, r1),
+                         t1 = _mm256_unpackhi_ps(r0, r1),
+                         t2 = _mm256_unpacklo_ps(r2, r3),
+                         t3 = _mm256_unpackhi_ps(r2, r3),
+                         t4 = _mm256_unpacklo_ps(r4, r5),
+                         t5 = _mm256_unpackhi_ps(r4, r5),
+                         t6 = _mm256_unpacklo_ps(r6, r7),
+                         t7 = _mm256_unpackhi_ps(r6, r7);
+            const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44),
+                         u1 = _mm256_shuffle_ps(t0, t2, 0xee),
+                         u2 = _mm256_shuffle_ps(t1, t3, 0x44),
+                         u3 = _mm256_shuffle_ps(t1, t3, 0xee),
+                         u4 = _mm256_shuffle_ps(t4, t6, 0x44),
+                         u5 = _mm256_shuffle_ps(t4, t6, 0xee),
+                         u6 = _mm256_shuffle_ps(t5, t7, 0x44),
+                         u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+            float *o = kt + d * ldt + c;
+            _mm256_storeu_ps(o, _mm256_permute2f128_ps(u0, u4, 0x20));
+            _mm256_storeu_ps(o + ldt, _mm256_permute2f128_ps(u1, u5, 0x20));
+            _mm256_storeu_ps(o + 2 * ldt,
+                             _mm256_permute2f128_ps(u2, u6, 0x20));
+            _mm256_storeu_ps(o + 3 * ldt,
+                             _mm256_permute2f128_ps(u3, u7, 0x20));
+            _mm256_storeu_ps(o + 4 * ldt,
+                             _mm256_permute2f128_ps(u0, u4, 0x31));
+            _mm256_storeu_ps(o + 5 * ldt,
+                             _mm256_permute2f128_ps(u1, u5, 0x31));
+            _mm256_storeu_ps(o + 6 * ldt,
+                             _mm256_permute2f128_ps(u2, u6, 0x31));
+            _mm256_storeu_ps(o + 7 * ldt,
+                             _mm256_permute2f128_ps(u3, u7, 0x31));
+        }
+    for (int64_t c = 0; c < kn; c++) /* the edges */
+        for (int64_t d = c < c8 ? d8 : 0; d < D; d++)
+            kt[d * ldt + c] = k[c * D + d];
 }
 
 /* One key block [j0, j0 + kn) of query block [i0, i0 + qn) of head h. */
@@ -151,26 +278,35 @@ static void key_block(const tb_cpu_attn_job *j, scratch *w, int64_t h,
     const int64_t q4 = (qn + 3) / 4 * 4, n16 = (kn + 15) / 16 * 16;
     const float *k = (const float *)j->in[1].data + (h * j->Sk + j0) * D;
     const float *v = (const float *)j->in[2].data + (h * j->Sk + j0) * Dv;
-    for (int64_t c = 0; c < kn; c++)
-        for (int64_t d = 0; d < D; d++)
-            w->kt[d * BK + c] = k[c * D + d];
+    pack_kt(k, D, kn, w->kt, BK);
     for (int64_t c = kn; c < n16; c++)
         for (int64_t d = 0; d < D; d++)
             w->kt[d * BK + c] = 0;
     const bool diag = j->causal && j0 + kn - 1 > i0;
-    for (int64_t r = 0; r < q4; r += 4)
+    /* rows in 6-row tiles up to q6 (q4 rounded down to 12: the rest, 0
+     * to 8 rows, in 4-row ones); rh a tile's rows */
+    const int64_t q6 = q4 / 12 * 12;
+    for (int64_t r = 0, rh; r < q4; r += rh) {
+        rh = r < q6 ? 6 : 4;
         for (int64_t c = 0; c < n16; c += 16)
-            if (!diag || j0 + c <= i0 + r + 3) /* else wholly masked */
-                tile4x16(D, w->q + r * D, D, w->kt + c, BK,
-                         w->s + r * BK + c, BK, 0);
+            if (!diag || j0 + c <= i0 + r + rh - 1) { /* else all masked */
+                if (rh == 6)
+                    tile6x16(D, w->q + r * D, D, w->kt + c, BK,
+                             w->s + r * BK + c, BK, 0, NULL);
+                else
+                    tile4x16(D, w->q + r * D, D, w->kt + c, BK,
+                             w->s + r * BK + c, BK, 0);
+            }
+    }
     for (int64_t r = 0; r < qn; r++) {
         const int64_t lim = diag && i0 + r - j0 + 1 < kn ? i0 + r - j0 + 1
                                                          : kn;
-        softmax_row(w->s + r * BK, kn, lim, &w->m[r], &w->l[r],
-                    w->o + r * dvp, dvp);
+        softmax_row(w->s + r * BK, kn, lim, &w->m[r], &w->l[r], &w->a[r]);
     }
-    for (int64_t r = qn; r < q4; r++) /* padding rows: no weight */
+    for (int64_t r = qn; r < q4; r++) { /* padding rows: no weight */
         memset(w->s + r * BK, 0, (size_t)kn * sizeof(float));
+        w->a[r] = 1;
+    }
     const float *vb = v;
     int64_t ldv = Dv;
     if (Dv % 16) {
@@ -179,10 +315,23 @@ static void key_block(const tb_cpu_attn_job *j, scratch *w, int64_t h,
         vb = w->v;
         ldv = dvp;
     }
-    for (int64_t r = 0; r < q4; r += 4)
-        for (int64_t e = 0; e < dvp; e += 16)
-            tile4x16(kn, w->s + r * BK, BK, vb + e, ldv, w->o + r * dvp + e,
-                     dvp, 1);
+    /* a tile's rows r..r+rh-1 over the keys row r + rh - 1 may see: on a
+     * diagonal block the probabilities past them are 0, and skipping
+     * them saved the product a third of its work there (a 64 x 64 block
+     * does 2080 of its 4096 pairs) */
+    for (int64_t r = 0, rh; r < q4; r += rh) {
+        rh = r < q6 ? 6 : 4;
+        const int64_t kr = diag && i0 + r + rh - j0 < kn ? i0 + r + rh - j0
+                                                         : kn;
+        for (int64_t e = 0; e < dvp; e += 16) {
+            if (rh == 6)
+                tile6x16(kr, w->s + r * BK, BK, vb + e, ldv,
+                         w->o + r * dvp + e, dvp, 1, w->a + r);
+            else
+                tile4x16_sc(kr, w->s + r * BK, BK, vb + e, ldv,
+                            w->o + r * dvp + e, dvp, w->a + r);
+        }
+    }
 }
 
 static void sdpa_part(void *arg, int part, int nparts)
@@ -277,7 +426,6 @@ static void *bw_scratch_get(const tb_cpu_attn_job *j, bw_scratch *w)
     double *buf = tb_alloc(2 * BQ * sizeof(double) + nf * sizeof(float));
     if (!buf)
         return NULL;
-    memset(buf, 0, 2 * BQ * sizeof(double) + nf * sizeof(float));
     w->l = buf;
     w->dd = buf + BQ;
     w->q = (float *)(buf + 2 * BQ);
@@ -291,6 +439,12 @@ static void *bw_scratch_get(const tb_cpu_attn_job *j, bw_scratch *w)
     w->dq = w->m + BQ;
     w->dk = w->dq + BQ * w->dp16;
     w->dv = w->dk + w->sk4 * w->dp16;
+    /* zeros where read unwritten: q's, g's and k's columns past D or Dv,
+     * k^T's and v^T's past Sk (l up to k, in one memset).  s and dp are
+     * written (rows to q4, columns to n16) before each query block reads
+     * them, dq by its tiles, dk and dv zeroed per pair: zeroing those
+     * too was 2.4% of sdpa_backward 1x2x128x32's time. */
+    memset(buf, 0, (size_t)((char *)w->s - (char *)buf));
     return buf;
 }
 
@@ -300,24 +454,23 @@ static inline void tile4x16_at(int64_t K, const float *a, int64_t lda,
                                const float *b, int64_t ldb, float *c,
                                int64_t ldc)
 {
-    tile4x16_s(K, a, 1, lda, b, ldb, c, ldc, 1);
+    tile4x16_s(K, a, 1, lda, b, ldb, c, ldc, 1, NULL);
 }
 
-/* Head h's k^T [D, Skp], v^T [Dv, Skp] (columns past Sk 0) and k [Sk,
- * Dp] into the scratch; its dk, dv accumulators zeroed. */
+/* Head h's k^T [D, Skp], v^T [Dv, Skp] (columns past Sk 0) and, when D
+ * is not a multiple of 16, k [Sk, Dp] into the scratch; its dk, dv
+ * accumulators zeroed. */
 static void bw_pack_head(const tb_cpu_attn_job *j, bw_scratch *w,
                          int64_t h)
 {
     const int64_t D = j->D, Dv = j->Dv, Sk = j->Sk, skp = w->skp;
     const float *k = (const float *)j->in[2].data + h * Sk * D;
     const float *v = (const float *)j->in[3].data + h * Sk * Dv;
-    for (int64_t c = 0; c < Sk; c++) {
-        for (int64_t d = 0; d < D; d++)
-            w->kt[d * skp + c] = k[c * D + d];
-        for (int64_t e = 0; e < Dv; e++)
-            w->vt[e * skp + c] = v[c * Dv + e];
-        memcpy(w->k + c * w->dp16, k + c * D, (size_t)D * sizeof(float));
-    }
+    pack_kt(k, D, Sk, w->kt, skp);
+    pack_kt(v, Dv, Sk, w->vt, skp);
+    if (D != w->dp16) /* else dq's tiles read k itself */
+        for (int64_t c = 0; c < Sk; c++)
+            memcpy(w->k + c * w->dp16, k + c * D, (size_t)D * sizeof(float));
     memset(w->dk, 0, (size_t)(w->sk4 * (w->dp16 + w->dvp)) * sizeof(float));
 }
 
@@ -336,7 +489,6 @@ static void bw_row(float *sr, float *dpr, int64_t n16, int64_t lim,
         mx = sr[c] * scale > mx ? sr[c] * scale : mx;
     const __m256 vm8 = _mm256_set1_ps(mx);
     double l = 0;
-    __m256d va = _mm256_setzero_pd();
     for (int64_t c0 = 0; c0 < lim; c0 += 64) {
         __m256 vs = _mm256_setzero_ps();
         for (c = c0; c < c0 + 64 && c < lim; c += 8) {
@@ -345,20 +497,43 @@ static void bw_row(float *sr, float *dpr, int64_t n16, int64_t lim,
             e = _mm256_blendv_ps(_mm256_setzero_ps(), e, v_first(lim - c));
             _mm256_storeu_ps(sr + c, e);
             vs = _mm256_add_ps(vs, e);
-            const __m256 ed = _mm256_mul_ps(e, _mm256_loadu_ps(dpr + c));
-            va = _mm256_add_pd(va, _mm256_cvtps_pd(
-                                       _mm256_castps256_ps128(ed)));
-            va = _mm256_add_pd(va, _mm256_cvtps_pd(
-                                       _mm256_extractf128_ps(ed, 1)));
         }
         l += v_hsum(vs);
     }
+    /* D's double lanes in a loop of their own, on four chains (low and
+     * high halves of even and odd vectors): summed beside the exp they
+     * were spilled to the stack and the two chains ran at their
+     * latency.  e is 0 past lim, as it was there. */
+    __m256d va = _mm256_setzero_pd(), vb = _mm256_setzero_pd(),
+            va1 = _mm256_setzero_pd(), vb1 = _mm256_setzero_pd();
+    for (c = 0; c + 16 <= lim + 7; c += 16) {
+        const __m256 ed = _mm256_mul_ps(_mm256_loadu_ps(sr + c),
+                                        _mm256_loadu_ps(dpr + c));
+        va = _mm256_add_pd(va, _mm256_cvtps_pd(_mm256_castps256_ps128(ed)));
+        vb = _mm256_add_pd(vb, _mm256_cvtps_pd(_mm256_extractf128_ps(ed, 1)));
+        const __m256 ed1 = _mm256_mul_ps(_mm256_loadu_ps(sr + c + 8),
+                                         _mm256_loadu_ps(dpr + c + 8));
+        va1 = _mm256_add_pd(va1,
+                            _mm256_cvtps_pd(_mm256_castps256_ps128(ed1)));
+        vb1 = _mm256_add_pd(vb1,
+                            _mm256_cvtps_pd(_mm256_extractf128_ps(ed1, 1)));
+    }
+    if (c < lim) {
+        const __m256 ed = _mm256_mul_ps(_mm256_loadu_ps(sr + c),
+                                        _mm256_loadu_ps(dpr + c));
+        va = _mm256_add_pd(va, _mm256_cvtps_pd(_mm256_castps256_ps128(ed)));
+        vb = _mm256_add_pd(vb, _mm256_cvtps_pd(_mm256_extractf128_ps(ed, 1)));
+    }
+    va = _mm256_add_pd(va, va1);
+    vb = _mm256_add_pd(vb, vb1);
     double a4[4];
-    _mm256_storeu_pd(a4, va);
+    _mm256_storeu_pd(a4, _mm256_add_pd(va, vb));
     const __m256 vil = _mm256_set1_ps((float)(1 / l));
     const __m256d vd =
         _mm256_set1_pd(((a4[0] + a4[1]) + (a4[2] + a4[3])) / l);
-    for (c = 0; c < n16; c += 8) {
+    /* P and dS up to lim's vector; past it 0 (on the causal diagonal
+     * up to half the row) */
+    for (c = 0; c < lim; c += 8) {
         const __m256 keep = v_first(lim - c);
         __m256 p = _mm256_mul_ps(_mm256_loadu_ps(sr + c), vil);
         p = _mm256_blendv_ps(_mm256_setzero_ps(), p, keep);
@@ -372,6 +547,10 @@ static void bw_row(float *sr, float *dpr, int64_t n16, int64_t lim,
         ds = _mm256_blendv_ps(_mm256_setzero_ps(), ds, keep);
         _mm256_storeu_ps(sr + c, p);
         _mm256_storeu_ps(dpr + c, ds);
+    }
+    for (; c < n16; c += 8) {
+        _mm256_storeu_ps(sr + c, _mm256_setzero_ps());
+        _mm256_storeu_ps(dpr + c, _mm256_setzero_ps());
     }
 }
 
@@ -413,11 +592,14 @@ static void bw_query_block(const tb_cpu_attn_job *j, bw_scratch *w,
             bw_row(w->s + r * skp, w->dp + r * skp, n16, lim,
                    (float)j->scale);
     }
-    /* dq [r..r+4) = dS k over the keys row r + 3 may see */
+    /* dq [r..r+4) = dS k over the keys row r + 3 may see (k packed
+     * only when D is not a multiple of 16) */
+    const float *kb = D == dp16 ? (const float *)j->in[2].data + h * j->Sk * D
+                                : w->k;
     for (int64_t r = 0; r < q4; r += 4) {
         const int64_t kr = causal && i0 + r + 4 < nk ? i0 + r + 4 : nk;
         for (int64_t e = 0; e < dp16; e += 16)
-            tile4x16(kr, w->dp + r * skp, skp, w->k + e, dp16,
+            tile4x16(kr, w->dp + r * skp, skp, kb + e, dp16,
                      w->dq + r * dp16 + e, dp16, 0);
     }
     /* dv, dk [c..c+4) over the rows that see key c: from c - i0 */
