@@ -1355,6 +1355,39 @@ static void test_scratch_nested(void **state)
     assert_int_equal(tb_gemm_scratch_cached(), 0);
 }
 
+/* Scratch kinds: a HALF block is lent while the GEMM's is (both
+ * cached, apart), a second HALF request while it is lent gets its own,
+ * a HALF block is reused as it was, release frees both kinds (the leak
+ * teardown sees no block left). */
+static void test_scratch_kinds(void **state)
+{
+    (void)state;
+    tb_gemm_scratch_release();
+    int og, oh, oh2;
+    unsigned char *g = tb_gemm_scratch_get(4096, &og);
+    unsigned char *h = tb_scratch_get(TB_SCRATCH_HALF, 3000, &oh);
+    assert_non_null(g);
+    assert_non_null(h);
+    assert_int_equal(og, 0);
+    assert_int_equal(oh, 0);
+    assert_true(h + 3000 <= g || g + 4096 <= h);
+    memset(h, 7, 3000);
+    unsigned char *h2 = tb_scratch_get(TB_SCRATCH_HALF, 100, &oh2);
+    assert_non_null(h2);
+    assert_int_equal(oh2, 1);
+    tb_scratch_put(TB_SCRATCH_HALF, h2, oh2);
+    tb_scratch_put(TB_SCRATCH_HALF, h, oh);
+    tb_gemm_scratch_put(g, og);
+    h2 = tb_scratch_get(TB_SCRATCH_HALF, 2000, &oh2);
+    assert_ptr_equal(h2, h);
+    assert_int_equal(oh2, 0);
+    assert_int_equal(h2[1999], 7);
+    tb_scratch_put(TB_SCRATCH_HALF, h2, oh2);
+    assert_null(tb_scratch_get(TB_SCRATCH_KINDS, 10, &oh2));
+    tb_gemm_scratch_release();
+    assert_int_equal(tb_gemm_scratch_cached(), 0);
+}
+
 /* ---- main ---------------------------------------------------------------- */
 
 #define T(name) cmocka_unit_test_setup_teardown(test_##name, setup, teardown)
@@ -1486,7 +1519,7 @@ int main(int argc, char **argv)
         T(empty),         T(bad_args),            T(isa_levels),
         T(impl_names),    T(allocations),         T(epilogue),
         T(epilogue_overlap), T(epilogue_kernels), T(edge_kernels),
-        T(scratch_reuse),    T(scratch_nested),    T(nt_small),
+        T(scratch_reuse),    T(scratch_nested),    T(nt_small),      T(scratch_kinds),
     };
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {

@@ -63,6 +63,7 @@
 #include "../../ops/half.h"
 #include "attn.h" /* tb_cpu_mask16_rows_avx2 */
 #include "backends/cpu/cpu_config.h"
+#include "gemm/gemm.h" /* tb_scratch_get */
 #include "cpu_internal.h"
 #include "half_bwd.h"
 #include "half_cvt.h"
@@ -451,18 +452,23 @@ static int half_reduce(void *ctx, const tb_op *op, tb_dtype dt, int isa,
 
 /* t: an f32 twin of 16-bit tensor h (same shape), data from the tracked
  * allocator (at least one element). */
-static int half_scratch(const tb_tensor *h, tb_tensor *t)
+/* f32 header for 16-bit tensor h, its data at *at (64-byte steps) */
+static void half_scratch(const tb_tensor *h, tb_tensor *t, char **at)
 {
     tb_shape s = tb_tensor_shape(h);
     tb_tensor_init(t, TB_F32, &s);
-    size_t bytes = tb_tensor_nbytes(t);
-    t->data = tb_alloc(bytes ? bytes : sizeof(float));
-    if (!t->data)
-        return TB_ENOMEM;
-    t->owns = true;
-    return 0;
+    t->data = *at;
+    t->owns = false;
+    *at += (tb_tensor_nbytes(t) + 63) & ~(size_t)63;
 }
 
+/* The f32 row on f32 copies of the 16-bit operands, the outputs
+ * narrowed once.  The copies share one block of the thread's
+ * TB_SCRATCH_HALF scratch (gemm.h: kept from call to call, so a call
+ * allocates nothing and faults in no pages; a tb_alloc per copy and
+ * call was freed back to the system or not as glibc's heap history
+ * went: sdpa bf16 2x4x128x64 took 615 us and 241 page faults a call in
+ * one tbench run, 240 us in another). */
 static int half_whole(void *ctx, const tb_op *op, tb_kernel_fn f32,
                       tb_cpu_half_cvt cv, const tb_tensor *in,
                       tb_tensor *out, const tb_params *p)
@@ -470,17 +476,31 @@ static int half_whole(void *ctx, const tb_op *op, tb_kernel_fn f32,
     tb_tensor fin[TB_MAX_INPUTS], fout[TB_MAX_OUTPUTS];
     memset(fin, 0, sizeof fin);
     memset(fout, 0, sizeof fout);
-    int rc = 0;
+    size_t bytes = 64;
+    for (int i = 0; i < op->n_in; i++)
+        if (in[i].dtype != TB_F32)
+            bytes += ((size_t)tb_tensor_numel(&in[i]) * sizeof(float) +
+                      63) & ~(size_t)63;
+    for (int o = 0; o < op->n_out; o++)
+        if (out[o].dtype != TB_F32 && !(op->alias && op->alias[o] >= 0))
+            bytes += ((size_t)tb_tensor_numel(&out[o]) * sizeof(float) +
+                      63) & ~(size_t)63;
+    int own;
+    char *mem = tb_scratch_get(TB_SCRATCH_HALF, bytes, &own);
+    if (!mem)
+        return TB_ENOMEM;
+    char *at = mem;
     /* f32 operands (an optimizer's state) are used in place */
-    for (int i = 0; i < op->n_in && !rc; i++) {
+    for (int i = 0; i < op->n_in; i++) {
         if (in[i].dtype == TB_F32) {
             fin[i] = in[i];
             fin[i].owns = false;
-        } else if (!(rc = half_scratch(&in[i], &fin[i]))) {
+        } else {
+            half_scratch(&in[i], &fin[i], &at);
             cv.widen(in[i].data, fin[i].data, tb_tensor_numel(&in[i]));
         }
     }
-    for (int o = 0; o < op->n_out && !rc; o++) {
+    for (int o = 0; o < op->n_out; o++) {
         if (out[o].dtype == TB_F32) {
             fout[o] = out[o];
             fout[o].owns = false;
@@ -488,18 +508,14 @@ static int half_whole(void *ctx, const tb_op *op, tb_kernel_fn f32,
             fout[o] = fin[op->alias[o]];
             fout[o].owns = false;
         } else {
-            rc = half_scratch(&out[o], &fout[o]);
+            half_scratch(&out[o], &fout[o], &at);
         }
     }
-    if (!rc)
-        rc = f32(ctx, fin, fout, p);
+    int rc = f32(ctx, fin, fout, p);
     for (int o = 0; o < op->n_out && !rc; o++)
         if (out[o].dtype != TB_F32)
             cv.narrow(fout[o].data, out[o].data, tb_tensor_numel(&out[o]));
-    for (int i = 0; i < op->n_in; i++)
-        tb_tensor_destroy(&fin[i]);
-    for (int o = 0; o < op->n_out; o++)
-        tb_tensor_destroy(&fout[o]);
+    tb_scratch_put(TB_SCRATCH_HALF, mem, own);
     return rc;
 }
 

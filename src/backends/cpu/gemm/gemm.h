@@ -193,6 +193,14 @@ void tb_gemm_tr16_avx512bf16(const uint16_t *src, uint16_t *dst, int64_t R,
  * after them (a pattern) are intact or there is no block, 0 when a call
  * wrote past the bytes it asked for.  For tests. */
 void *tb_gemm_scratch_get(size_t bytes, int *own);
+/* The same cache for other kinds of per-call scratch, one block per kind
+ * and thread (a kind's block can be lent while another kind's is:
+ * half.c's 16-bit rows hold their f32 copies while the f32 row they
+ * run takes the GEMM's).  tb_gemm_scratch_* are kind TB_SCRATCH_GEMM's;
+ * tb_gemm_scratch_release frees every kind's block. */
+enum { TB_SCRATCH_GEMM = 0, TB_SCRATCH_HALF = 1, TB_SCRATCH_KINDS = 2 };
+void *tb_scratch_get(int kind, size_t bytes, int *own);
+void tb_scratch_put(int kind, void *p, int own);
 void tb_gemm_scratch_put(void *p, int own);
 void tb_gemm_scratch_release(void);
 size_t tb_gemm_scratch_cached(void);

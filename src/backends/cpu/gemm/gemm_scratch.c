@@ -48,13 +48,14 @@ typedef struct gemm_scratch {
     int busy;    /* lent to a call */
 } gemm_scratch;
 
-static _Thread_local gemm_scratch gemm_tls;
+/* one cached block per kind (TB_SCRATCH_*) and thread */
+static _Thread_local gemm_scratch gemm_tls[TB_SCRATCH_KINDS];
 
-static pthread_key_t gemm_scratch_key;
+static pthread_key_t gemm_scratch_key[TB_SCRATCH_KINDS];
 static pthread_once_t gemm_scratch_once = PTHREAD_ONCE_INIT;
-static int gemm_scratch_key_ok;
+static int gemm_scratch_key_ok[TB_SCRATCH_KINDS];
 
-/* The key's destructor: the exiting thread's block (its key value). */
+/* The keys' destructor: the exiting thread's block (its key value). */
 static void gemm_scratch_dtor(void *p)
 {
     tb_free(p);
@@ -62,26 +63,41 @@ static void gemm_scratch_dtor(void *p)
 
 static void gemm_scratch_key_init(void)
 {
-    gemm_scratch_key_ok =
-        pthread_key_create(&gemm_scratch_key, gemm_scratch_dtor) == 0;
+    for (int k = 0; k < TB_SCRATCH_KINDS; k++)
+        gemm_scratch_key_ok[k] =
+            pthread_key_create(&gemm_scratch_key[k], gemm_scratch_dtor) ==
+            0;
 }
 
-/* Record p as the calling thread's block: in its TLS and as its key
- * value (for the destructor).  Without a key (pthread_key_create failed)
- * nothing is cached: 0. */
-static int gemm_scratch_keep(void *p)
+/* Record p as the calling thread's block of kind k: in its TLS and as
+ * its key value (for the destructor).  Without a key
+ * (pthread_key_create failed) nothing is cached: 0. */
+static int gemm_scratch_keep(int k, void *p)
 {
     pthread_once(&gemm_scratch_once, gemm_scratch_key_init);
-    if (!gemm_scratch_key_ok ||
-        pthread_setspecific(gemm_scratch_key, p) != 0)
+    if (!gemm_scratch_key_ok[k] ||
+        pthread_setspecific(gemm_scratch_key[k], p) != 0)
         return 0;
     return 1;
 }
 
-void *tb_gemm_scratch_get(size_t bytes, int *own)
+static void scratch_release(int k)
 {
-    gemm_scratch *s = &gemm_tls;
+    gemm_scratch *s = &gemm_tls[k];
+    if (s->busy || !s->p)
+        return;
+    (void)pthread_setspecific(gemm_scratch_key[k], NULL);
+    tb_free(s->p);
+    s->p = NULL;
+    s->cap = 0;
+}
+
+void *tb_scratch_get(int kind, size_t bytes, int *own)
+{
     *own = 1;
+    if (kind < 0 || kind >= TB_SCRATCH_KINDS)
+        return NULL;
+    gemm_scratch *s = &gemm_tls[kind];
     if (s->busy || bytes > GEMM_SCRATCH_KEEP)
         return tb_alloc(bytes);
     if (s->p && s->cap >= bytes) {
@@ -90,7 +106,7 @@ void *tb_gemm_scratch_get(size_t bytes, int *own)
         return s->p;
     }
     /* Grow: the old block first, so that both are never held. */
-    tb_gemm_scratch_release();
+    scratch_release(kind);
     const size_t cap =
         (bytes + GEMM_SCRATCH_ROUND - 1) / GEMM_SCRATCH_ROUND *
         GEMM_SCRATCH_ROUND;
@@ -98,8 +114,8 @@ void *tb_gemm_scratch_get(size_t bytes, int *own)
     if (!p)
         return NULL;
     memset((char *)p + cap, GEMM_SCRATCH_PATTERN, GEMM_SCRATCH_GUARD);
-    if (!gemm_scratch_keep(p))
-        return p; /* *own: freed by tb_gemm_scratch_put */
+    if (!gemm_scratch_keep(kind, p))
+        return p; /* *own: freed by tb_scratch_put */
     s->p = p;
     s->cap = cap;
     s->busy = 1;
@@ -107,33 +123,38 @@ void *tb_gemm_scratch_get(size_t bytes, int *own)
     return p;
 }
 
-void tb_gemm_scratch_put(void *p, int own)
+void tb_scratch_put(int kind, void *p, int own)
 {
     if (own)
         tb_free(p);
-    else if (p)
-        gemm_tls.busy = 0;
+    else if (p && kind >= 0 && kind < TB_SCRATCH_KINDS)
+        gemm_tls[kind].busy = 0;
+}
+
+void *tb_gemm_scratch_get(size_t bytes, int *own)
+{
+    return tb_scratch_get(TB_SCRATCH_GEMM, bytes, own);
+}
+
+void tb_gemm_scratch_put(void *p, int own)
+{
+    tb_scratch_put(TB_SCRATCH_GEMM, p, own);
 }
 
 void tb_gemm_scratch_release(void)
 {
-    gemm_scratch *s = &gemm_tls;
-    if (s->busy || !s->p)
-        return;
-    (void)pthread_setspecific(gemm_scratch_key, NULL);
-    tb_free(s->p);
-    s->p = NULL;
-    s->cap = 0;
+    for (int k = 0; k < TB_SCRATCH_KINDS; k++)
+        scratch_release(k);
 }
 
 size_t tb_gemm_scratch_cached(void)
 {
-    return gemm_tls.cap;
+    return gemm_tls[TB_SCRATCH_GEMM].cap;
 }
 
 int tb_gemm_scratch_check(void)
 {
-    const gemm_scratch *s = &gemm_tls;
+    const gemm_scratch *s = &gemm_tls[TB_SCRATCH_GEMM];
     if (!s->p)
         return 1;
     const unsigned char *g = (const unsigned char *)s->p + s->cap;
