@@ -393,7 +393,7 @@ void tb_gemm_epi_f64_avx512(double *c, int64_t ldc, int64_t m, int64_t n,
     }
 }
 
-/* ---- C = A B^T for few rows of A, both read in place (f32) ----------- */
+/* ---- C = A B^T for few rows of A, both read in place ----------------- */
 
 /* lane i of the result = the sum of v[i]'s 16 lanes (a fixed tree:
  * pairs of lanes, then of pairs, of 128-bit quarters, of halves) */
@@ -421,96 +421,6 @@ static inline __m512 nt_hsum16(const __m512 v[16])
                          _mm512_shuffle_f32x4(w[0], w[1], 0xdd));
 }
 
-/* Columns j, j + 1 (nc of them: 1 or 2) of rows i < m (m <= 8) of C. */
-static inline __attribute__((always_inline)) void
-nt_tile(int m, int nc, int64_t K, const float *a, int64_t lda,
-        const float *b, int64_t ldb, float *c, int64_t ldc)
-{
-    __m512 acc[16];
-    const float *ar[8], *br[2];
-#pragma GCC unroll 8
-    for (int r = 0; r < 8; r++)
-        ar[r] = a + (r < m ? r : m - 1) * lda;
-    br[0] = b;
-    br[1] = b + (nc > 1 ? ldb : 0);
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i++)
-        acc[i] = _mm512_setzero_ps();
-    int64_t k = 0;
-    for (; k + 16 <= K; k += 16) {
-        const __m512 b0 = _mm512_loadu_ps(br[0] + k);
-        const __m512 b1 = _mm512_loadu_ps(br[1] + k);
-#pragma GCC unroll 8
-        for (int r = 0; r < 8; r++) {
-            const __m512 av = _mm512_loadu_ps(ar[r] + k);
-            acc[r] = _mm512_fmadd_ps(av, b0, acc[r]);
-            acc[8 + r] = _mm512_fmadd_ps(av, b1, acc[8 + r]);
-        }
-    }
-    if (k < K) {
-        const __mmask16 km = (__mmask16)((1u << (K - k)) - 1);
-        const __m512 b0 = _mm512_maskz_loadu_ps(km, br[0] + k);
-        const __m512 b1 = _mm512_maskz_loadu_ps(km, br[1] + k);
-#pragma GCC unroll 8
-        for (int r = 0; r < 8; r++) {
-            const __m512 av = _mm512_maskz_loadu_ps(km, ar[r] + k);
-            acc[r] = _mm512_fmadd_ps(av, b0, acc[r]);
-            acc[8 + r] = _mm512_fmadd_ps(av, b1, acc[8 + r]);
-        }
-    }
-    /* lane r: C[r][j], lane 8 + r: C[r][j + 1]; to (r, j) pairs */
-    const __m512 s = _mm512_permutexvar_ps(
-        _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7,
-                          15),
-        nt_hsum16(acc));
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; q++) {
-        const __m128 p = _mm512_extractf32x4_ps(s, q);
-        if (2 * q < m) {
-            if (nc > 1)
-                _mm_storel_pi((__m64 *)(void *)(c + 2 * q * ldc), p);
-            else
-                _mm_store_ss(c + 2 * q * ldc, p);
-        }
-        if (2 * q + 1 < m) {
-            if (nc > 1)
-                _mm_storeh_pi((__m64 *)(void *)(c + (2 * q + 1) * ldc), p);
-            else
-                _mm_store_ss(c + (2 * q + 1) * ldc,
-                             _mm_movehl_ps(p, p));
-        }
-    }
-}
-
-#define NT_CASE(mm)                                                       \
-    case mm:                                                              \
-        for (; j + 2 <= n1; j += 2)                                       \
-            nt_tile(mm, 2, K, a, lda, b + j * ldb, ldb, c + j, ldc);      \
-        if (j < n1)                                                       \
-            nt_tile(mm, 1, K, a, lda, b + j * ldb, ldb, c + j, ldc);      \
-        break;
-
-void tb_gemm_nt_f32_avx512(int64_t M, int64_t n0, int64_t n1, int64_t K,
-                           const float *A, int64_t lda, const float *B,
-                           int64_t ldb, float *C, int64_t ldc)
-{
-    for (int64_t i = 0; i < M; i += 8) {
-        const int m = M - i < 8 ? (int)(M - i) : 8;
-        const float *a = A + i * lda, *b = B;
-        float *c = C + i * ldc;
-        int64_t j = n0;
-        switch (m) {
-            NT_CASE(1) NT_CASE(2) NT_CASE(3) NT_CASE(4)
-            NT_CASE(5) NT_CASE(6) NT_CASE(7) NT_CASE(8)
-        default:
-            break;
-        }
-    }
-}
-#undef NT_CASE
-
-/* ---- the same for f64 (8 lanes) ---------------------------------------- */
-
 /* lane i of the result = the sum of v[i]'s 8 lanes (pairs of lanes, then
  * 128-bit quarters, then halves) */
 static inline __m512d nt_hsum8d(const __m512d v[8])
@@ -529,42 +439,77 @@ static inline __m512d nt_hsum8d(const __m512d v[8])
                          _mm512_shuffle_f64x2(u[0], u[1], 0xdd));
 }
 
+/* The dot products of a tile: rows i < m (m <= 8; rows past m repeat
+ * row m - 1, not stored) of a against b's rows j and j + nc - 1, in
+ * acc[r] (column j) and acc[8 + r] (column j + 1), VL lanes over k in k
+ * order, the last vector masked. */
+#define NT_DOTS(T, V, VL, MT, setzero, loadu, maskz_loadu, fmadd)         \
+    V acc[16];                                                            \
+    const T *ar[8], *br[2];                                               \
+    _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++)                   \
+        ar[r] = a + (r < m ? r : m - 1) * lda;                            \
+    br[0] = b;                                                            \
+    br[1] = b + (nc > 1 ? ldb : 0);                                       \
+    _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++)                 \
+        acc[i] = setzero();                                               \
+    int64_t k = 0;                                                        \
+    for (; k + VL <= K; k += VL) {                                        \
+        const V b0 = loadu(br[0] + k), b1 = loadu(br[1] + k);             \
+        _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++)               \
+        {                                                                 \
+            const V av = loadu(ar[r] + k);                                \
+            acc[r] = fmadd(av, b0, acc[r]);                               \
+            acc[8 + r] = fmadd(av, b1, acc[8 + r]);                       \
+        }                                                                 \
+    }                                                                     \
+    if (k < K) {                                                          \
+        const MT km = (MT)((1u << (K - k)) - 1);                          \
+        const V b0 = maskz_loadu(km, br[0] + k);                          \
+        const V b1 = maskz_loadu(km, br[1] + k);                          \
+        _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++)               \
+        {                                                                 \
+            const V av = maskz_loadu(km, ar[r] + k);                      \
+            acc[r] = fmadd(av, b0, acc[r]);                               \
+            acc[8 + r] = fmadd(av, b1, acc[8 + r]);                       \
+        }                                                                 \
+    }
+
+/* Columns j, j + 1 (nc of them: 1 or 2) of rows i < m (m <= 8) of C. */
 static inline __attribute__((always_inline)) void
-nt_tile_d(int m, int nc, int64_t K, const double *a, int64_t lda,
-          const double *b, int64_t ldb, double *c, int64_t ldc)
+nt_tile_f32(int m, int nc, int64_t K, const float *a, int64_t lda,
+            const float *b, int64_t ldb, float *c, int64_t ldc)
 {
-    __m512d acc[16];
-    const double *ar[8], *br[2];
-#pragma GCC unroll 8
-    for (int r = 0; r < 8; r++)
-        ar[r] = a + (r < m ? r : m - 1) * lda;
-    br[0] = b;
-    br[1] = b + (nc > 1 ? ldb : 0);
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i++)
-        acc[i] = _mm512_setzero_pd();
-    int64_t k = 0;
-    for (; k + 8 <= K; k += 8) {
-        const __m512d b0 = _mm512_loadu_pd(br[0] + k);
-        const __m512d b1 = _mm512_loadu_pd(br[1] + k);
-#pragma GCC unroll 8
-        for (int r = 0; r < 8; r++) {
-            const __m512d av = _mm512_loadu_pd(ar[r] + k);
-            acc[r] = _mm512_fmadd_pd(av, b0, acc[r]);
-            acc[8 + r] = _mm512_fmadd_pd(av, b1, acc[8 + r]);
+    NT_DOTS(float, __m512, 16, __mmask16, _mm512_setzero_ps, _mm512_loadu_ps,
+            _mm512_maskz_loadu_ps, _mm512_fmadd_ps)
+    /* lane r: C[r][j], lane 8 + r: C[r][j + 1]; to (r, j) pairs */
+    const __m512 s = _mm512_permutexvar_ps(
+        _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7,
+                          15),
+        nt_hsum16(acc));
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; q++) {
+        const __m128 p = _mm512_extractf32x4_ps(s, q);
+        if (2 * q < m) {
+            if (nc > 1)
+                _mm_storel_pi((__m64 *)(void *)(c + 2 * q * ldc), p);
+            else
+                _mm_store_ss(c + 2 * q * ldc, p);
+        }
+        if (2 * q + 1 < m) {
+            if (nc > 1)
+                _mm_storeh_pi((__m64 *)(void *)(c + (2 * q + 1) * ldc), p);
+            else
+                _mm_store_ss(c + (2 * q + 1) * ldc, _mm_movehl_ps(p, p));
         }
     }
-    if (k < K) {
-        const __mmask8 km = (__mmask8)((1u << (K - k)) - 1);
-        const __m512d b0 = _mm512_maskz_loadu_pd(km, br[0] + k);
-        const __m512d b1 = _mm512_maskz_loadu_pd(km, br[1] + k);
-#pragma GCC unroll 8
-        for (int r = 0; r < 8; r++) {
-            const __m512d av = _mm512_maskz_loadu_pd(km, ar[r] + k);
-            acc[r] = _mm512_fmadd_pd(av, b0, acc[r]);
-            acc[8 + r] = _mm512_fmadd_pd(av, b1, acc[8 + r]);
-        }
-    }
+}
+
+static inline __attribute__((always_inline)) void
+nt_tile_f64(int m, int nc, int64_t K, const double *a, int64_t lda,
+            const double *b, int64_t ldb, double *c, int64_t ldc)
+{
+    NT_DOTS(double, __m512d, 8, __mmask8, _mm512_setzero_pd,
+            _mm512_loadu_pd, _mm512_maskz_loadu_pd, _mm512_fmadd_pd)
     /* s0 lane r: C[r][j], s1 lane r: C[r][j + 1]; each 128-bit quarter
      * of lo holds row 2q's pair, of hi row 2q + 1's */
     const __m512d s0 = nt_hsum8d(acc), s1 = nt_hsum8d(acc + 8);
@@ -588,30 +533,38 @@ nt_tile_d(int m, int nc, int64_t K, const double *a, int64_t lda,
         }
     }
 }
+#undef NT_DOTS
 
-#define NT_CASE(mm)                                                       \
+/* The row blocks of 8 (the last m rows), each the column pairs in
+ * [n0, n1), a last single column alone. */
+#define NT_CASE(SFX, mm)                                                  \
     case mm:                                                              \
         for (; j + 2 <= n1; j += 2)                                       \
-            nt_tile_d(mm, 2, K, a, lda, b + j * ldb, ldb, c + j, ldc);    \
+            nt_tile_##SFX(mm, 2, K, a, lda, b + j * ldb, ldb, c + j, ldc); \
         if (j < n1)                                                       \
-            nt_tile_d(mm, 1, K, a, lda, b + j * ldb, ldb, c + j, ldc);    \
+            nt_tile_##SFX(mm, 1, K, a, lda, b + j * ldb, ldb, c + j, ldc); \
         break;
-
-void tb_gemm_nt_f64_avx512(int64_t M, int64_t n0, int64_t n1, int64_t K,
-                           const double *A, int64_t lda, const double *B,
-                           int64_t ldb, double *C, int64_t ldc)
-{
-    for (int64_t i = 0; i < M; i += 8) {
-        const int m = M - i < 8 ? (int)(M - i) : 8;
-        const double *a = A + i * lda, *b = B;
-        double *c = C + i * ldc;
-        int64_t j = n0;
-        switch (m) {
-            NT_CASE(1) NT_CASE(2) NT_CASE(3) NT_CASE(4)
-            NT_CASE(5) NT_CASE(6) NT_CASE(7) NT_CASE(8)
-        default:
-            break;
-        }
+#define NT_ENTRY(SFX, T)                                                  \
+    void tb_gemm_nt_##SFX##_avx512(int64_t M, int64_t n0, int64_t n1,     \
+                                   int64_t K, const T *A, int64_t lda,    \
+                                   const T *B, int64_t ldb, T *C,         \
+                                   int64_t ldc)                           \
+    {                                                                     \
+        for (int64_t i = 0; i < M; i += 8) {                              \
+            const int m = M - i < 8 ? (int)(M - i) : 8;                   \
+            const T *a = A + i * lda, *b = B;                             \
+            T *c = C + i * ldc;                                           \
+            int64_t j = n0;                                               \
+            switch (m) {                                                  \
+                NT_CASE(SFX, 1) NT_CASE(SFX, 2) NT_CASE(SFX, 3)           \
+                NT_CASE(SFX, 4) NT_CASE(SFX, 5) NT_CASE(SFX, 6)           \
+                NT_CASE(SFX, 7) NT_CASE(SFX, 8)                           \
+            default:                                                      \
+                break;                                                    \
+            }                                                             \
+        }                                                                 \
     }
-}
+NT_ENTRY(f32, float)
+NT_ENTRY(f64, double)
+#undef NT_ENTRY
 #undef NT_CASE
