@@ -486,22 +486,31 @@ nt_tile_f32(int m, int nc, int64_t K, const float *a, int64_t lda,
         _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7,
                           15),
         nt_hsum16(acc));
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; q++) {
-        const __m128 p = _mm512_extractf32x4_ps(s, q);
-        if (2 * q < m) {
-            if (nc > 1)
-                _mm_storel_pi((__m64 *)(void *)(c + 2 * q * ldc), p);
-            else
-                _mm_store_ss(c + 2 * q * ldc, p);
-        }
-        if (2 * q + 1 < m) {
-            if (nc > 1)
-                _mm_storeh_pi((__m64 *)(void *)(c + (2 * q + 1) * ldc), p);
-            else
-                _mm_store_ss(c + (2 * q + 1) * ldc, _mm_movehl_ps(p, p));
-        }
-    }
+    /* quarter q: rows 2q and 2q + 1 (the extract's index a literal:
+     * -O1 does not fold a loop counter into the immediate) */
+#define NT_Q32(q)                                                         \
+    do {                                                                  \
+        const __m128 p = _mm512_extractf32x4_ps(s, q);                    \
+        if (2 * (q) < m) {                                                \
+            if (nc > 1)                                                   \
+                _mm_storel_pi((__m64 *)(void *)(c + 2 * (q) * ldc), p);   \
+            else                                                          \
+                _mm_store_ss(c + 2 * (q) * ldc, p);                       \
+        }                                                                 \
+        if (2 * (q) + 1 < m) {                                            \
+            if (nc > 1)                                                   \
+                _mm_storeh_pi((__m64 *)(void *)(c + (2 * (q) + 1) * ldc), \
+                              p);                                         \
+            else                                                          \
+                _mm_store_ss(c + (2 * (q) + 1) * ldc,                     \
+                             _mm_movehl_ps(p, p));                        \
+        }                                                                 \
+    } while (0)
+    NT_Q32(0);
+    NT_Q32(1);
+    NT_Q32(2);
+    NT_Q32(3);
+#undef NT_Q32
 }
 
 static inline __attribute__((always_inline)) void
@@ -515,23 +524,28 @@ nt_tile_f64(int m, int nc, int64_t K, const double *a, int64_t lda,
     const __m512d s0 = nt_hsum8d(acc), s1 = nt_hsum8d(acc + 8);
     const __m512d lo = _mm512_unpacklo_pd(s0, s1);
     const __m512d hi = _mm512_unpackhi_pd(s0, s1);
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; q++) {
-        const __m128d pl = _mm512_extractf64x2_pd(lo, q);
-        const __m128d ph = _mm512_extractf64x2_pd(hi, q);
-        if (2 * q < m) {
-            if (nc > 1)
-                _mm_storeu_pd(c + 2 * q * ldc, pl);
-            else
-                _mm_store_sd(c + 2 * q * ldc, pl);
-        }
-        if (2 * q + 1 < m) {
-            if (nc > 1)
-                _mm_storeu_pd(c + (2 * q + 1) * ldc, ph);
-            else
-                _mm_store_sd(c + (2 * q + 1) * ldc, ph);
-        }
-    }
+#define NT_Q64(q)                                                         \
+    do {                                                                  \
+        const __m128d pl = _mm512_extractf64x2_pd(lo, q);                 \
+        const __m128d ph = _mm512_extractf64x2_pd(hi, q);                 \
+        if (2 * (q) < m) {                                                \
+            if (nc > 1)                                                   \
+                _mm_storeu_pd(c + 2 * (q) * ldc, pl);                     \
+            else                                                          \
+                _mm_store_sd(c + 2 * (q) * ldc, pl);                      \
+        }                                                                 \
+        if (2 * (q) + 1 < m) {                                            \
+            if (nc > 1)                                                   \
+                _mm_storeu_pd(c + (2 * (q) + 1) * ldc, ph);               \
+            else                                                          \
+                _mm_store_sd(c + (2 * (q) + 1) * ldc, ph);                \
+        }                                                                 \
+    } while (0)
+    NT_Q64(0);
+    NT_Q64(1);
+    NT_Q64(2);
+    NT_Q64(3);
+#undef NT_Q64
 }
 #undef NT_DOTS
 
