@@ -48,9 +48,9 @@ static inline bool tb_cpu_convd_fits(int64_t R, int64_t OW, int v)
 static inline bool tb_cpu_convd_fwd_fits(int64_t R, int64_t O, int64_t OW,
                                          int v)
 {
-    return tb_cpu_convd_fits(R, OW, v) ||
-           (R <= TB_CPU_CONVD_FWD_MAX_R && O <= TB_CPU_CONVD_FWD_MAX_O &&
-            2 * OW >= v);
+    return 2 * OW >= v &&
+           (R <= TB_CPU_CONVD_MAX_R ||
+            (R <= TB_CPU_CONVD_FWD_MAX_R && O <= TB_CPU_CONVD_FWD_MAX_O));
 }
 
 /* out [O, OH, OW] = bias[o] (0 without bias) + sum over c, kh, kw (in

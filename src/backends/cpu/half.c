@@ -452,14 +452,20 @@ static int half_reduce(void *ctx, const tb_op *op, tb_dtype dt, int isa,
 
 /* t: an f32 twin of 16-bit tensor h (same shape), data from the tracked
  * allocator (at least one element). */
-/* f32 header for 16-bit tensor h, its data at *at (64-byte steps) */
+/* bytes of h's f32 copy in the scratch block (64-byte steps) */
+static size_t half_copy_bytes(const tb_tensor *h)
+{
+    return ((size_t)tb_tensor_numel(h) * sizeof(float) + 63) & ~(size_t)63;
+}
+
+/* f32 header for 16-bit tensor h, its data at *at */
 static void half_scratch(const tb_tensor *h, tb_tensor *t, char **at)
 {
     tb_shape s = tb_tensor_shape(h);
     tb_tensor_init(t, TB_F32, &s);
     t->data = *at;
     t->owns = false;
-    *at += (tb_tensor_nbytes(t) + 63) & ~(size_t)63;
+    *at += half_copy_bytes(h);
 }
 
 /* The f32 row on f32 copies of the 16-bit operands, the outputs
@@ -479,12 +485,10 @@ static int half_whole(void *ctx, const tb_op *op, tb_kernel_fn f32,
     size_t bytes = 64;
     for (int i = 0; i < op->n_in; i++)
         if (in[i].dtype != TB_F32)
-            bytes += ((size_t)tb_tensor_numel(&in[i]) * sizeof(float) +
-                      63) & ~(size_t)63;
+            bytes += half_copy_bytes(&in[i]);
     for (int o = 0; o < op->n_out; o++)
         if (out[o].dtype != TB_F32 && !(op->alias && op->alias[o] >= 0))
-            bytes += ((size_t)tb_tensor_numel(&out[o]) * sizeof(float) +
-                      63) & ~(size_t)63;
+            bytes += half_copy_bytes(&out[o]);
     int own;
     char *mem = tb_scratch_get(TB_SCRATCH_HALF, bytes, &own);
     if (!mem)
