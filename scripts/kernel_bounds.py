@@ -127,7 +127,11 @@ HAND_STATED |= {(r, "znver4") for r in (
     "tanh_backward_f64_avx512", "log_bf16_avx512bf16", "log_f16_avx512",
     # rand_normal: 1.14-1.16x the busiest pipe (branch randn, 2026-11-30)
     "rand_normal_f32_avx512", "rand_normal_f16_avx512",
-    "rand_normal_bf16_avx512", "rand_normal_f64_avx512")}
+    "rand_normal_bf16_avx512", "rand_normal_f64_avx512",
+    # exp f32: the model puts all 41 instructions of its step on two FP
+    # pipes (20.5 cycles); the loop runs in 19.3, and the row measured
+    # faster than the model's bound (op_limits, 0.94x)
+    "exp_f32_avx512")}
 
 
 def die(msg, code=2):

@@ -12,7 +12,7 @@
  *   /tmp/mix_tp [rounds]
  *
  * With -DMIX_TP_ROWS (scripts/mix_tp_rows.py builds it so, linking the
- * kb_ loops of scripts/kernel_bounds_{rand,half,f64}.c and the
+ * kb_ loops of scripts/kernel_bounds{,_rand,_half,_f64}.c and the
  * optimizers' avx512 files at their release flags) it also times those
  * rows' own loops on L1-resident buffers (below), and a few forms of
  * sgd's 16-bit step, the figures the hand-stated znver4 entries cite.
@@ -140,7 +140,7 @@ static double drop_f64(void)
 
 #ifdef MIX_TP_ROWS
 /* The kernel rows' own loops on L1-resident buffers: the kb_ROW
- * functions of scripts/kernel_bounds_rand.c, _half.c and _f64.c (the
+ * functions of scripts/kernel_bounds.c, _rand.c, _half.c and _f64.c (the
  * loops llvm-mca prices, the shipped rows' steps with the rows' inline
  * functions), compiled with their level's release flags and linked in
  * by scripts/mix_tp_rows.py.  Each call runs the row's loop over RN
@@ -149,6 +149,7 @@ static double drop_f64(void)
  * the fast path: [-1, 1]; pow's bases [0.1, 2], exponents [-2, 2]), so
  * the time is the loop's own throughput, loop control, loads and stores
  * included. */
+void kb_exp(const float *x, float *y, long n);
 void kb_rand_uniform_f32(void *o, long n, uint64_t key, double hi);
 void kb_rand_uniform_f16(void *o, long n, uint64_t key, double hi);
 void kb_rand_uniform_bf16(void *o, long n, uint64_t key, double hi);
@@ -243,6 +244,7 @@ static void row_inputs(void)
 /* bwd and pow inputs differ: the 16-bit bwd rows take g, x in [-1, 1] */
 static uint16_t gb[RN], xb[RN], gf[RN], xf[RN];
 static double pa[RN], pb[RN];
+static float fx32[RN], fy32[RN]; /* the f32 rows' x in [-1, 1], y */
 
 static void row_inputs2(void)
 {
@@ -253,6 +255,7 @@ static void row_inputs2(void)
         xf[i] = to_f16(db[i]);
         pa[i] = 0.1 + 1.9 * (da[i] + 1) / 2;
         pb[i] = 2 * db[i];
+        fx32[i] = (float)da[i];
     }
 }
 
@@ -266,6 +269,7 @@ static void row_inputs2(void)
         }                                                                 \
         return now() - t0;                                                \
     }
+ROW_T(r_exp_f32, kb_exp(fx32, fy32, RN))
 ROW_T(r_uni_f32, kb_rand_uniform_f32(dy, RN, 7, 1.0))
 ROW_T(r_uni_f16, kb_rand_uniform_f16(ho, RN, 7, 1.0))
 ROW_T(r_uni_bf16, kb_rand_uniform_bf16(ho, RN, 7, 1.0))
@@ -495,6 +499,7 @@ int main(int argc, char **argv)
 #ifdef MIX_TP_ROWS
         /* the rows' loops: elements a call (pow 16-bit: the pipelined
          * loop's n / 32 - 1 steps of 32) */
+        {"exp_f32_avx512", r_exp_f32, RN, RCALLS},
         {"rand_uniform_f32_avx512", r_uni_f32, RN, RCALLS},
         {"rand_uniform_f16_avx512", r_uni_f16, RN, RCALLS},
         {"rand_uniform_bf16_avx512", r_uni_bf16, RN, RCALLS},

@@ -4,7 +4,8 @@
 Usage:
     scripts/mix_tp_rows.py [--build DIR] [--rounds N] [--filter S]
 
-Compiles the kb_ROW loops of scripts/kernel_bounds_rand.c (rand_avx512.c's
+Compiles the kb_ROW loops of scripts/kernel_bounds.c (vmath_avx512.c's
+flags: f32; only kb_exp is timed), kernel_bounds_rand.c (rand_avx512.c's
 flags), kernel_bounds_half.c (half_avx512bf16.c's: bf16; half_avx512.c's:
 f16) and kernel_bounds_f64.c (f64_avx512.c's) with the release flags DIR's
 build gives those sources (DIR/compile_commands.json, as
@@ -26,6 +27,7 @@ import kernel_bounds as kb  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OBJS = [  # (loop file, the source whose flags it takes, object name)
+    ("kernel_bounds.c", "vmath_avx512.c", "f32"),
     ("kernel_bounds_rand.c", "rand_avx512.c", "rand"),
     ("kernel_bounds_half.c", "half_avx512bf16.c", "half_bf16"),
     ("kernel_bounds_half.c", "half_avx512.c", "half_f16"),
