@@ -496,6 +496,9 @@ static void fam_conv(const tb_op *op, cases *cs)
         /* rows of one vector in 8-channel blocks (f64: OW 7; f32:
          * 1x10x11x13 above), 8 + 4 channels */
         {2, 6, 9, 9, 12, 6, 3, 3, 1, 0, 1},
+        /* flat tiles (conv_direct.h: over the padded width; rows of 9
+         * in 11: a vector of 16 reaches 3 rows), 8 + 4 channels */
+        {2, 3, 11, 11, 12, 3, 3, 3, 1, 0, 1},
     };
     for (size_t i = 0; i < sizeof cv / sizeof cv[0] && op->n_in >= 2; i++) {
         const int *v = cv[i];
@@ -739,6 +742,12 @@ static void fam_backward(const tb_op *op, cases *cs)
          "dilation", 2);
     oc_p(oc_p(oc_p(cs_add(cs, 3, S(4, 2, 3, 13, 17), S(4, 2, 1, 15, 19),
                           S(4, 3, 1, 3, 3)),
+                   "stride", 1),
+              "padding", 0),
+         "dilation", 1);
+    /* dw's flat loop with g's vectors in 3 pieces (rows of 9 in 11) */
+    oc_p(oc_p(oc_p(cs_add(cs, 3, S(4, 2, 12, 9, 9), S(4, 2, 3, 11, 11),
+                          S(4, 12, 3, 3, 3)),
                    "stride", 1),
               "padding", 0),
          "dilation", 1);

@@ -501,7 +501,9 @@ static void bwk_convd_dx_task(void *arg, int part, int nparts)
             d->rc[part] = TB_ENOMEM;
             return;
         }
-        memset(gp, 0, (size_t)bsz * es);
+        /* the padded g's border (dcol's rows are all written) */
+        if (padded)
+            memset(gp, 0, (size_t)bsz * es);
     }
     for (int64_t n = b; n < e; n++) {
         const char *gn = j->g + (size_t)(n * j->O * P) * es;

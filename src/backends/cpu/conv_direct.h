@@ -53,6 +53,63 @@ static inline bool tb_cpu_convd_fwd_fits(int64_t R, int64_t O, int64_t OW,
             (R <= TB_CPU_CONVD_FWD_MAX_R && O <= TB_CPU_CONVD_FWD_MAX_O));
 }
 
+/* The forward's flat tiles: the 8-channel tiles' vectors run over the
+ * output positions p = oh*Wp + ow of the padded image's width (Wp - OW
+ * of them a row computed, not stored), so that rows of OW that are not
+ * a multiple of the vector leave few lanes idle (rows of 11 in 13, f32:
+ * 9 vectors an image against 11 along the rows).  A vector's stores are
+ * its pieces, one a row it reaches: piece s the lanes of mask m[s]
+ * stored at the channel's output + d[s]; piece 0 whole (unmasked) when
+ * u (the lanes past its row land on outputs stored after it, inside
+ * the channel). */
+#define TB_CPU_CONVD_FLAT_MAXV 256
+typedef struct tb_cpu_convd_seg {
+    int n;
+    bool u;
+    int64_t d[3];  /* past n: d[0] */
+    uint32_t m[3]; /* past n: 0 */
+} tb_cpu_convd_seg;
+
+/* The pieces of the flat vector at p (V lanes: p + k = oh*Wp + ow,
+ * stored when ow < OW at out index oh*OW + ow = p + k - oh*(Wp - OW)).
+ * Wp >= OW >= V/2 (tb_cpu_convd_fits), so a vector reaches at most 3
+ * rows.  *row: a row at or before p's (0 for the first vector), updated
+ * (the callers step p up: no division a vector). */
+static inline void tb_cpu_convd_segs(int64_t p, int V,
+                                     const tb_cpu_convd_geom *g,
+                                     int64_t *row, tb_cpu_convd_seg *s)
+{
+    const int64_t gap = g->Wp - g->OW;
+    while ((*row + 1) * g->Wp <= p)
+        ++*row;
+    s->n = 0;
+    s->m[0] = s->m[1] = s->m[2] = 0;
+    s->d[0] = s->d[1] = s->d[2] = p - *row * gap;
+    for (int64_t r = *row; r < g->OH && r * g->Wp < p + V; r++) {
+        int64_t lo = r * g->Wp - p, hi = lo + g->OW;
+        lo = lo < 0 ? 0 : lo;
+        hi = hi > V ? V : hi;
+        if (lo < hi && s->n < 3) {
+            s->d[s->n] = p - r * gap;
+            s->m[s->n] = (((uint32_t)1 << hi) - 1) & ~(((uint32_t)1 << lo) - 1);
+            s->n++;
+        }
+    }
+    s->u = (s->m[0] & 1u) && s->d[0] + V <= g->OH * g->OW;
+}
+
+/* Whether the 8-channel tiles run flat (nflat vectors against nrow
+ * along the rows, R taps): a vector costs R multiply-adds a channel
+ * plus its stores and pieces, about 6 more in the flat tiles (tbench,
+ * 1 thread, load 14: 8x1x28x28 -> 16x3x3, R 9, 46 flat vectors against
+ * 52 ran 28% slower flat, f32; cnn_infer_step 1x1x28x28's second conv,
+ * R 144, 9 against 11, made the step 11% faster). */
+static inline bool tb_cpu_convd_flat_pays(int64_t nflat, int64_t nrow,
+                                          int64_t R)
+{
+    return nflat <= TB_CPU_CONVD_FLAT_MAXV && nflat * (R + 6) < nrow * R;
+}
+
 /* out [O, OH, OW] = bias[o] (0 without bias) + sum over c, kh, kw (in
  * that order, one fused multiply-add each) of wp's weight times xp [c,
  * oh + kh*dil, ow + kw*dil]; wp is [ceil(O/8), R, 8]: wp[(b*R + r)*8 + i]

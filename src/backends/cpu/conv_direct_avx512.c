@@ -2,9 +2,13 @@
  * (conv_direct.h; built with only that level's flags, meson.build).
  *
  * Forward: a tile is 8 output channels x NV vectors (NV = 1..3) of one
- * output row, 8*NV accumulators in registers started at the bias; per
- * tap one (masked) load of the image row per vector and 8 fused
- * multiply-adds with the packed weights broadcast.  Weight gradient: a
+ * output row, or flat (conv_direct.h's tb_cpu_convd_seg: the vectors
+ * run on over the padded image's row ends where that idles fewer lanes),
+ * 8*NV accumulators in registers started at the bias; per tap one
+ * (masked) load of the image row per vector and 8 fused multiply-adds
+ * with the packed weights broadcast.  Stores are whole vectors where
+ * the lanes past a row land on outputs stored later (a masked store
+ * only at the image's end: 8x1x28x28 -> 16x3x3 f32 -13%).  Weight gradient: a
  * tile is 8 output channels x 3 taps (24 accumulators), per vector of
  * an output row 8 loads of g and 3 of the image, summed over the
  * images and rows, then reduced across the lanes. */
@@ -16,11 +20,12 @@
 #define CONVD_DW_TB 3
 
 /* One forward tile of NV vectors; nrows (<= 8) output channels stored. */
-#define CONVD_TILE(SFX, T, VT, V, MT, NV, SET1, ZERO, FMA, LOADZ, STOREM)  \
+#define CONVD_TILE(SFX, T, VT, V, MT, NV, SET1, ZERO, FMA, LOADZ, STOREM,  \
+                   STOREU)                                                 \
     static void convd_tile_##SFX##_##NV(                                   \
         const T *restrict xrow, const T *restrict w, const T *bias8,       \
-        T *restrict o, int64_t P, int nrows, const MT *m,                  \
-        const tb_cpu_convd_geom *g)                                        \
+        T *restrict o, int64_t P, int nrows, const MT *m, bool last,       \
+        const tb_cpu_convd_seg *sg, const tb_cpu_convd_geom *g)            \
     {                                                                      \
         VT acc[TB_CPU_CONVD_OB][NV];                                       \
         _Pragma("GCC unroll 8") for (int i = 0; i < TB_CPU_CONVD_OB; i++)  \
@@ -43,12 +48,42 @@
                     }                                                      \
                 }                                                          \
             }                                                              \
-        /* unrolled, a test per row: an indexed acc would live on the    \
+        /* unrolled, a test per row: an indexed acc would live on the      \
          * stack (stored back every tap) */                                \
+        /* whole vectors stored unmasked (Zen 4: a masked store took       \
+         * about 4 cycles), and a row's tail too but on the image's last   \
+         * row: its lanes past OW land on the next row, stored later */    \
+        /* flat (sg): piece 0 whole when sg[v].u, the others masked        \
+         * (conv_direct.h's tb_cpu_convd_seg) */                           \
+        if (sg) {                                                          \
+            _Pragma("GCC unroll 8") for (int i = 0; i < TB_CPU_CONVD_OB;   \
+                                         i++)                              \
+                if (i < nrows)                                             \
+                    _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) { \
+                        T *oi = o + i * P;                                 \
+                        if (sg[v].u)                                       \
+                            STOREU(oi + sg[v].d[0], acc[i][v]);            \
+                        else                                               \
+                            STOREM(oi + sg[v].d[0], (MT)sg[v].m[0],        \
+                                   acc[i][v]);                             \
+                        if (sg[v].m[1])                                    \
+                            STOREM(oi + sg[v].d[1], (MT)sg[v].m[1],        \
+                                   acc[i][v]);                             \
+                        if (sg[v].m[2])                                    \
+                            STOREM(oi + sg[v].d[2], (MT)sg[v].m[2],        \
+                                   acc[i][v]);                             \
+                    }                                                      \
+            return;                                                        \
+        }                                                                  \
+        const bool mtail = last && m[NV - 1] != (MT)~(MT)0;                \
         _Pragma("GCC unroll 8") for (int i = 0; i < TB_CPU_CONVD_OB; i++)  \
             if (i < nrows)                                                 \
-                _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)       \
-                    STOREM(o + i * P + v * V, m[v], acc[i][v]);            \
+                _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) {     \
+                    if (v == NV - 1 && mtail)                              \
+                        STOREM(o + i * P + v * V, m[v], acc[i][v]);        \
+                    else                                                   \
+                        STOREU(o + i * P + v * V, acc[i][v]);              \
+                }                                                          \
     }
 
 /* One forward tile of one output channel (fewer than 8 in all: an
@@ -59,10 +94,12 @@
 /* A block of this many output channels or fewer (O < 4, the tail of O)
  * runs one channel at a time. */
 #define CONVD_ROWS_MAX 3
-#define CONVD_ROWS(SFX, T, VT, V, MT, NV, SET1, FMA, LOADZ, STOREM)        \
+#define CONVD_ROWS(SFX, T, VT, V, MT, NV, SET1, FMA, LOADZ, STOREM,        \
+                   STOREU)                                                 \
     static void convd_rows_##SFX##_##NV(                                   \
         const T *restrict xrow, const T *restrict w, T bias,               \
-        T *restrict o, int rows, const MT *m, const tb_cpu_convd_geom *g)  \
+        T *restrict o, int rows, const MT *m, int mrow,                    \
+        const tb_cpu_convd_geom *g)                                        \
     {                                                                      \
         VT acc[CONVD_RB][NV];                                              \
         MT mr[CONVD_RB][NV];                                               \
@@ -87,26 +124,63 @@
                                 acc[r][v]);                                \
                 }                                                          \
             }                                                              \
+        /* unmasked as the tiles, the tails of rows mrow on masked (the    \
+         * image's last row; every row when the row has vectors left of    \
+         * this tile's, stored before) */                                  \
+        const bool mtail = m[NV - 1] != (MT)~(MT)0;                        \
         _Pragma("GCC unroll 4") for (int r = 0; r < CONVD_RB; r++)         \
             if (r < rows)                                                  \
-                _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)       \
-                    STOREM(o + r * g->OW + v * V, m[v], acc[r][v]);        \
+                _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) {     \
+                    if (v == NV - 1 && r >= mrow && mtail)                 \
+                        STOREM(o + r * g->OW + v * V, m[v], acc[r][v]);    \
+                    else                                                   \
+                        STOREU(o + r * g->OW + v * V, acc[r][v]);          \
+                }                                                          \
     }
 
-#define CONVD_DEFS(SFX, T, VT, V, MT, SET1, ZERO, FMA, LOADZ, STOREM, RED) \
-    CONVD_TILE(SFX, T, VT, V, MT, 1, SET1, ZERO, FMA, LOADZ, STOREM)       \
-    CONVD_TILE(SFX, T, VT, V, MT, 2, SET1, ZERO, FMA, LOADZ, STOREM)       \
-    CONVD_TILE(SFX, T, VT, V, MT, 3, SET1, ZERO, FMA, LOADZ, STOREM)       \
-    CONVD_ROWS(SFX, T, VT, V, MT, 1, SET1, FMA, LOADZ, STOREM)             \
-    CONVD_ROWS(SFX, T, VT, V, MT, 2, SET1, FMA, LOADZ, STOREM)             \
-    CONVD_ROWS(SFX, T, VT, V, MT, 3, SET1, FMA, LOADZ, STOREM)             \
+/* the lanes of a vector summed in double */
+static double convd_lanes_f32(__m512 v)
+{
+    return _mm512_reduce_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v))) +
+           _mm512_reduce_add_pd(
+               _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+}
+
+#define CONVD_DEFS(SFX, T, VT, V, MT, SET1, ZERO, FMA, LOADZ, STOREM, RED, \
+                   STOREU, ADD, LANE_SUM)                                  \
+    CONVD_TILE(SFX, T, VT, V, MT, 1, SET1, ZERO, FMA, LOADZ, STOREM,       \
+               STOREU)                                                     \
+    CONVD_TILE(SFX, T, VT, V, MT, 2, SET1, ZERO, FMA, LOADZ, STOREM,       \
+               STOREU)                                                     \
+    CONVD_TILE(SFX, T, VT, V, MT, 3, SET1, ZERO, FMA, LOADZ, STOREM,       \
+               STOREU)                                                     \
+    CONVD_ROWS(SFX, T, VT, V, MT, 1, SET1, FMA, LOADZ, STOREM, STOREU)     \
+    CONVD_ROWS(SFX, T, VT, V, MT, 2, SET1, FMA, LOADZ, STOREM, STOREU)     \
+    CONVD_ROWS(SFX, T, VT, V, MT, 3, SET1, FMA, LOADZ, STOREM, STOREU)     \
                                                                            \
     static MT convd_mask_##SFX(int64_t n)                                  \
     {                                                                      \
         return n >= V ? (MT)~(MT)0 : n <= 0 ? (MT)0 : (MT)((1u << n) - 1); \
     }                                                                      \
                                                                            \
-    /* The vectors of a row from v0 on that the next tile takes (1..3;   \
+    /* db's sum of a row of P: in 4 vector sums of T, then their lanes     \
+     * in double */                                                        \
+    static double convd_rowsum_##SFX(const T *r, int64_t P)                \
+    {                                                                      \
+        VT a0 = ZERO(), a1 = ZERO(), a2 = ZERO(), a3 = ZERO();             \
+        int64_t i = 0;                                                     \
+        for (; i + 4 * V <= P; i += 4 * V) {                               \
+            a0 = ADD(a0, LOADZ((MT)~(MT)0, r + i));                        \
+            a1 = ADD(a1, LOADZ((MT)~(MT)0, r + i + V));                    \
+            a2 = ADD(a2, LOADZ((MT)~(MT)0, r + i + 2 * V));                \
+            a3 = ADD(a3, LOADZ((MT)~(MT)0, r + i + 3 * V));                \
+        }                                                                  \
+        for (; i < P; i += V)                                              \
+            a0 = ADD(a0, LOADZ(convd_mask_##SFX(P - i), r + i));           \
+        return LANE_SUM(ADD(ADD(a0, a1), ADD(a2, a3)));                    \
+    }                                                                      \
+                                                                           \
+    /* The vectors of a row from v0 on that the next tile takes (1..3;     \
      * 4 left: 2 and 2) and their masks m[0..3) (of the OW columns). */    \
     static int convd_chunk_##SFX(int64_t nvec, int64_t v0, int64_t OW,     \
                                  MT *m)                                    \
@@ -128,14 +202,16 @@
             for (int64_t v0 = 0; v0 < nvec;) {                             \
                 MT m[3];                                                   \
                 const int nv = convd_chunk_##SFX(nvec, v0, g->OW, m);      \
+                const int mr = v0 > 0 ? 0 : oh + rows == g->OH ? rows - 1  \
+                                                               : rows;     \
                 const T *xrow = xp + oh * g->Wp + v0 * V;                  \
                 T *op = out + oh * g->OW + v0 * V;                         \
                 if (nv == 1)                                               \
-                    convd_rows_##SFX##_1(xrow, w, b, op, rows, m, g);      \
+                    convd_rows_##SFX##_1(xrow, w, b, op, rows, m, mr, g);  \
                 else if (nv == 2)                                          \
-                    convd_rows_##SFX##_2(xrow, w, b, op, rows, m, g);      \
+                    convd_rows_##SFX##_2(xrow, w, b, op, rows, m, mr, g);  \
                 else                                                       \
-                    convd_rows_##SFX##_3(xrow, w, b, op, rows, m, g);      \
+                    convd_rows_##SFX##_3(xrow, w, b, op, rows, m, mr, g);  \
                 v0 += nv;                                                  \
             }                                                              \
         }                                                                  \
@@ -147,6 +223,14 @@
     {                                                                      \
         const int64_t P = g->OH * g->OW, R = g->C * g->KH * g->KW;         \
         const int64_t nvec = (g->OW + V - 1) / V;                          \
+        /* flat: np positions of the padded width, in nflat vectors */     \
+        const int64_t np = (g->OH - 1) * g->Wp + g->OW;                    \
+        const int64_t nflat = (np + V - 1) / V;                            \
+        const bool flat = tb_cpu_convd_flat_pays(nflat, g->OH * nvec, R);  \
+        tb_cpu_convd_seg sgs[TB_CPU_CONVD_FLAT_MAXV];                      \
+        int64_t row = 0;                                                   \
+        for (int64_t f = 0; flat && f < nflat; f++)                        \
+            tb_cpu_convd_segs(f * V, V, g, &row, &sgs[f]);                 \
         for (int64_t o0 = 0; o0 < g->O; o0 += TB_CPU_CONVD_OB) {           \
             const int nrows = g->O - o0 < TB_CPU_CONVD_OB                  \
                                   ? (int)(g->O - o0)                       \
@@ -161,22 +245,41 @@
             T b8[TB_CPU_CONVD_OB];                                         \
             for (int i = 0; i < TB_CPU_CONVD_OB; i++)                      \
                 b8[i] = bias && i < nrows ? bias[o0 + i] : (T)0;           \
-            for (int64_t oh = 0; oh < g->OH; oh++)                         \
+            for (int64_t v0 = 0; flat && v0 < nflat;) {                    \
+                MT m[3];                                                   \
+                const int nv = convd_chunk_##SFX(nflat, v0, np, m);        \
+                const T *xrow = xp + v0 * V;                               \
+                T *o = out + o0 * P;                                       \
+                const T *b = bias ? b8 : 0;                                \
+                const tb_cpu_convd_seg *sg = sgs + v0;                     \
+                if (nv == 1)                                               \
+                    convd_tile_##SFX##_1(xrow, w, b, o, P, nrows, m, true, \
+                                         sg, g);                           \
+                else if (nv == 2)                                          \
+                    convd_tile_##SFX##_2(xrow, w, b, o, P, nrows, m, true, \
+                                         sg, g);                           \
+                else                                                       \
+                    convd_tile_##SFX##_3(xrow, w, b, o, P, nrows, m, true, \
+                                         sg, g);                           \
+                v0 += nv;                                                  \
+            }                                                              \
+            for (int64_t oh = 0; !flat && oh < g->OH; oh++)                \
                 for (int64_t v0 = 0; v0 < nvec;) {                         \
                     MT m[3];                                               \
                     const int nv = convd_chunk_##SFX(nvec, v0, g->OW, m);  \
                     const T *xrow = xp + oh * g->Wp + v0 * V;              \
                     T *o = out + o0 * P + oh * g->OW + v0 * V;             \
+                    const bool lst = oh == g->OH - 1;                      \
                     const T *b = bias ? b8 : 0;                            \
                     if (nv == 1)                                           \
                         convd_tile_##SFX##_1(xrow, w, b, o, P, nrows, m,   \
-                                             g);                           \
+                                             lst, NULL, g);                \
                     else if (nv == 2)                                      \
                         convd_tile_##SFX##_2(xrow, w, b, o, P, nrows, m,   \
-                                             g);                           \
+                                             lst, NULL, g);                \
                     else                                                   \
                         convd_tile_##SFX##_3(xrow, w, b, o, P, nrows, m,   \
-                                             g);                           \
+                                             lst, NULL, g);                \
                     v0 += nv;                                              \
                 }                                                          \
         }                                                                  \
@@ -245,50 +348,31 @@
         }                                                                  \
     }
 
-/* db [o] = the rows g [q, o] summed over the images q < n: each row in
- * 4 vector sums of T (then their lanes in double), the rows in double */
-#define CONVD_DB(SFX, T, VT, V, MT, ZERO, ADD, LOADZ, LANE_SUM)             \
+
+CONVD_DEFS(f32, float, __m512, 16, __mmask16, _mm512_set1_ps,
+           _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
+           _mm512_mask_storeu_ps, _mm512_reduce_add_ps, _mm512_storeu_ps,
+           _mm512_add_ps, convd_lanes_f32)
+CONVD_DEFS(f64, double, __m512d, 8, __mmask8, _mm512_set1_pd,
+           _mm512_setzero_pd, _mm512_fmadd_pd, _mm512_maskz_loadu_pd,
+           _mm512_mask_storeu_pd, _mm512_reduce_add_pd, _mm512_storeu_pd,
+           _mm512_add_pd, _mm512_reduce_add_pd)
+
+/* db [o] = the rows g [q, o] summed over the images q < n (each by
+ * convd_rowsum), the rows in double */
+#define CONVD_DB(SFX, T)                                                   \
     void tb_cpu_convd_db_##SFX##_avx512(const T *g, int64_t n, int64_t O,  \
                                         int64_t P, T *db)                  \
     {                                                                      \
         for (int64_t o = 0; o < O; o++) {                                  \
             double s = 0;                                                  \
-            for (int64_t q = 0; q < n; q++) {                              \
-                const T *r = g + (q * O + o) * P;                          \
-                VT a0 = ZERO(), a1 = ZERO(), a2 = ZERO(), a3 = ZERO();     \
-                int64_t i = 0;                                             \
-                for (; i + 4 * V <= P; i += 4 * V) {                       \
-                    a0 = ADD(a0, LOADZ((MT)~(MT)0, r + i));                \
-                    a1 = ADD(a1, LOADZ((MT)~(MT)0, r + i + V));            \
-                    a2 = ADD(a2, LOADZ((MT)~(MT)0, r + i + 2 * V));        \
-                    a3 = ADD(a3, LOADZ((MT)~(MT)0, r + i + 3 * V));        \
-                }                                                          \
-                for (; i < P; i += V)                                      \
-                    a0 = ADD(a0, LOADZ(convd_mask_##SFX(P - i), r + i));   \
-                s += LANE_SUM(ADD(ADD(a0, a1), ADD(a2, a3)));              \
-            }                                                              \
+            for (int64_t q = 0; q < n; q++)                                \
+                s += convd_rowsum_##SFX(g + (q * O + o) * P, P);           \
             db[o] = (T)s;                                                  \
         }                                                                  \
     }
-
-/* the lanes of a vector summed in double */
-static double convd_lanes_f32(__m512 v)
-{
-    return _mm512_reduce_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v))) +
-           _mm512_reduce_add_pd(
-               _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
-}
-
-CONVD_DEFS(f32, float, __m512, 16, __mmask16, _mm512_set1_ps,
-           _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
-           _mm512_mask_storeu_ps, _mm512_reduce_add_ps)
-CONVD_DEFS(f64, double, __m512d, 8, __mmask8, _mm512_set1_pd,
-           _mm512_setzero_pd, _mm512_fmadd_pd, _mm512_maskz_loadu_pd,
-           _mm512_mask_storeu_pd, _mm512_reduce_add_pd)
-CONVD_DB(f32, float, __m512, 16, __mmask16, _mm512_setzero_ps, _mm512_add_ps,
-         _mm512_maskz_loadu_ps, convd_lanes_f32)
-CONVD_DB(f64, double, __m512d, 8, __mmask8, _mm512_setzero_pd,
-         _mm512_add_pd, _mm512_maskz_loadu_pd, _mm512_reduce_add_pd)
+CONVD_DB(f32, float)
+CONVD_DB(f64, double)
 
 /* dcol [R, P] = wt [R, O] @ g [O, P]: tiles of up to CONVD_DC_RB rows x
  * up to 3 vectors of P (27 accumulators), per o 3 loads of g's row and
