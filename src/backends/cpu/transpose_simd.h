@@ -1,7 +1,9 @@
 /* The SIMD plane transposers (transpose.h) of one level, included once
  * by transpose_avx2.c (TP_W 2: ymm) and transpose_avx512.c (TP_W 4:
- * zmm).  Element sizes 2, 4 and 8 bytes share one scheme, over L = 16 /
- * esz elements per 128-bit lane:
+ * zmm).  The staged planes (tp_get's choice at ymm for 2- and 4-byte
+ * values; the other cases take the direct tiles further down): element
+ * sizes 2, 4 and 8 bytes share one scheme, over L = 16 / esz elements
+ * per 128-bit lane:
  *   - a tile is L * TP_W input rows x L input columns (16 bytes): vector
  *     r[i] (i < L) holds in its 128-bit lane w the 16 bytes of input row
  *     i + L * w (one load per lane: a broadcast and masked broadcasts at
@@ -215,11 +217,12 @@ TP_TILE(8, 2)
             tp_plane1_##ESZ((const T *)pin + k * ibs, ild,                \
                             (T *)pout + k * obs, old, ni, nj, nt);        \
     }
-TP_PLANE(2, 8, uint16_t)
 #if TP_W == 2 /* (tp_get's choice) */
+TP_PLANE(2, 8, uint16_t)
 TP_PLANE(4, 4, uint32_t)
 TP_RECT(8, 2, uint64_t)
 #else
+TP_RECT(2, 8, uint16_t)
 TP_RECT(4, 4, uint32_t)
 TP_RECT(8, 2, uint64_t)
 #endif
@@ -316,7 +319,66 @@ static inline void tp_dtile8(const char *s, int64_t sp, char *o, int64_t op)
     tp_rtile8(s + 4 * sp, sp, o + 32, op);
 }
 #endif /* TP_W */
+#if TP_W == 4
+/* 16-bit, a half tile: 16 input rows x 32 columns (whole 64-byte lines,
+ * one load each) transposed in registers: tp_lanes2 over rows 0-7 and
+ * over rows 8-15 leaves in r[k] (r[8 + k]) lane L column k + 8 L of
+ * rows 0-7 (8-15); a two-source qword permute of r[k] and r[8 + k]
+ * pairs them: z0 holds output rows k and k + 8, z1 rows k + 16 and
+ * k + 24, 16 values (32 bytes) each.  fin 0: the 32 half rows go to b
+ * (32 bytes a row, L1); fin 1: output row c is b's row c and this half
+ * tile's, one whole line (an insert, one store). */
+static inline void tp_qtile2(const char *s, int64_t sp, char *o, int64_t op,
+                             char *b, int fin)
+{
+    tp_v r[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++)
+        r[i] = tp_load(s + i * sp);
+    tp_lanes2(r);
+    tp_lanes2(r + 8);
+    const __m512i ilo = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
+    const __m512i ihi = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; k++) {
+        const tp_v z0 = _mm512_permutex2var_epi64(r[k], ilo, r[8 + k]);
+        const tp_v z1 = _mm512_permutex2var_epi64(r[k], ihi, r[8 + k]);
+        const __m256i w[4] = {_mm512_castsi512_si256(z0),
+                              _mm512_extracti64x4_epi64(z0, 1),
+                              _mm512_castsi512_si256(z1),
+                              _mm512_extracti64x4_epi64(z1, 1)};
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) {
+            char *bc = b + 32 * (k + 8 * q);
+            if (!fin)
+                _mm256_store_si256((__m256i *)(void *)bc, w[q]);
+            else
+                tp_store(o + (k + 8 * q) * op,
+                         _mm512_inserti64x4(
+                             _mm512_castsi256_si512(_mm256_load_si256(
+                                 (const __m256i *)(const void *)bc)),
+                             w[q], 1));
+        }
+    }
+}
+/* 32 x 32 16-bit values: two half tiles of 16 rows through a 1 KiB L1
+ * scratch, so that every input line is read once, whole, and every
+ * output line written once, whole (tbench-like loop, permute
+ * [128,128,64] 16-bit, 1 thread: 32-row tiles reading each input line
+ * in two 32-byte halves, 172 us; 16-row tiles writing each output line
+ * in two halves at two times, 163 us; this, 130 us; the staged plane
+ * 171 us: 32 input lines at a power-of-two pitch share one L1 set, and
+ * 16 in flight cost half as much a line as 32) */
+static inline void tp_dtile2(const char *s, int64_t sp, char *o, int64_t op)
+{
+    _Alignas(64) char b[32 * 32];
+    tp_qtile2(s, sp, o, op, b, 0);
+    tp_qtile2(s + 16 * sp, sp, o, op, b, 1);
+}
+#endif
 /* a direct tile: TP_DR##ESZ input rows x TP_DC##ESZ input columns */
+#define TP_DR2 32
+#define TP_DC2 32
 #define TP_DR4 16
 #define TP_DC4 16
 #define TP_DR8 8
@@ -380,12 +442,16 @@ static inline void tp_dtile8(const char *s, int64_t sp, char *o, int64_t op)
         }                                                                 \
     }
 #if TP_W == 4
+TP_DPLANE(2, uint16_t, TP_DR2, TP_DC2)
 TP_DPLANE(4, uint32_t, TP_DR4, TP_DC4)
 #endif
 TP_DPLANE(8, uint64_t, TP_DR8, TP_DC8)
 
 /* The level's choice, by measure (1024 x 1024, 1 thread, ratios in one
- * run): the staged planes for 16-bit values; for 32-bit ones the
+ * run): for 16-bit values the staged plane at ymm and the direct 32 x 32
+ * tiles at zmm (tbench ab against the staged plane, 1 thread: permute
+ * [128,128,64] 179 -> 143 us, transpose 1024 x 1024 124 -> 107 us, bf16
+ * and f16 alike); for 32-bit ones the
  * staged plane at ymm (1.6x faster than 16 x 8 direct tiles of two 8 x 8
  * register transposes, and as fast as those tiles staged through a
  * padded output scratch) and the direct tiles at zmm (1.1x faster than
@@ -395,7 +461,7 @@ TP_DPLANE(8, uint64_t, TP_DR8, TP_DC8)
 static inline tb_cpu_tp_fn tp_get(size_t esz)
 {
 #if TP_W == 4
-    return esz == 2 ? tp_plane2 : esz == 4 ? tp_dplane4
+    return esz == 2 ? tp_dplane2 : esz == 4 ? tp_dplane4
                               : esz == 8 ? tp_dplane8
                                          : NULL;
 #else
