@@ -417,6 +417,13 @@ static void test_paths(void **state)
          SHAPE(2, 4, 131), NONE, 0, 4, 1},
         {TB_OP_group_norm, 3, {SHAPE(3, 4, 100), SHAPE(4), SHAPE(4)},
          SHAPE(3, 4, 100), NONE, 0, 1, 7},
+        /* group_norm's pipelined pairs (the next pair's sums beside a
+         * pair's y) and f16's widened scratch (pairs of a multiple of 64
+         * values up to 4096): aligned and unaligned channels */
+        {TB_OP_group_norm, 3, {SHAPE(2, 8, 16, 16), SHAPE(8), SHAPE(8)},
+         SHAPE(2, 8, 16, 16), NONE, 0, 2, 1},
+        {TB_OP_group_norm, 3, {SHAPE(5, 4, 48), SHAPE(4), SHAPE(4)},
+         SHAPE(5, 4, 48), NONE, 0, 1, 2},
         {TB_OP_sum, 1, {SHAPE(3, 130, 1500)}, SHAPE(3, 1500), 1, 0, 0, 0},
         {TB_OP_mean, 1, {SHAPE(3, 130, 1500)}, SHAPE(3, 1, 1500), 1, 1, 0, 0},
         {TB_OP_sum, 1, {SHAPE(200, 37)}, SHAPE(37), 0, 0, 0, 0},

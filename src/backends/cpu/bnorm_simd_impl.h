@@ -28,9 +28,11 @@
  *  - batch_norm in training pipelines its channels: channel c + 1's
  *    statistics sums run sample by sample alongside channel c's y, so
  *    the read of x from L3 overlaps y's stores (10% faster than one
- *    channel at a time here; the gradients and group_norm measured no
- *    gain from it and do not); the short strided runs of the statistics
- *    pass and of the gradient's g are prefetched BN_PF_RUNS ahead.
+ *    channel at a time here; the gradients and f32 group_norm measured
+ *    no gain from it and do not; 16-bit group_norm does, by pairs), and
+ *    channel c + 2's runs are prefetched a channel ahead; the short
+ *    strided runs of the statistics pass and of the gradient's g are
+ *    prefetched BN_PF_RUNS ahead.
  * Every result is still the same bits at any thread count (a pair or a
  * channel is one thread's).  checkasm holds the rows to the C rows and
  * to the reference within the ops' tolerance (TOL_ACC: f32 1e-5 relative
@@ -268,6 +270,70 @@ static void BN_P(sums)(const BN_T *x, int64_t n, BN_P(stat) *st)
     st->d2 = d2;
 }
 
+/* x - c in the forward loops of the 16-bit instances by an FMA, x 1 +
+ * (-c), the same bits (one rounding of the exact difference): Zen 4
+ * adds on two pipes, which the conversions share, and multiplies and
+ * FMAs on two others (group_norm f16 -5% beside the other change
+ * alone; f32, which converts nothing, 11% slower with it: tbench ab,
+ * 8 blocks, load ~15) */
+#if BN_H16
+#define BN_XSUB(x, vnc) BV_FMA((x), BV_1(1), (vnc))
+#else
+#define BN_XSUB(x, vnc) BV_ADD((x), (vnc))
+#endif
+
+/* BN_P(sums) for the forward rows, its subtractions as BN_XSUB: the
+ * same sums, the same bits; the 16-bit instances also store the values
+ * of its vector steps widened to sw[0 ..) where sw is not NULL (f32 and
+ * f64: sw unused) */
+#if BN_H16
+#define BN_FLD(p, k)                                                      \
+    (sw ? BN_P(ldw)((p) + (k), sw + (k)) : BV_LD((p) + (k)))
+static inline __attribute__((always_inline)) BV BN_P(ldw)(const BN_T *p,
+                                                          float *o)
+{
+    const BV v = BV_LD(p);
+    _mm512_storeu_ps(o, v);
+    return v;
+}
+#else
+#define BN_FLD(p, k) BV_LD((p) + (k))
+#endif
+static void BN_P(fsums)(const BN_T *x, int64_t n, BN_P(stat) *st,
+                        float *sw)
+{
+    const BV vnc = BV_1(-st->c), z = BV_1(0);
+    rd d1 = st->d1, d2 = st->d2;
+    int64_t i = 0;
+    (void)sw;
+    while (i + 4 * BV_W <= n) {
+        BV a0 = z, a1 = z, a2 = z, a3 = z, q0 = z, q1 = z, q2 = z, q3 = z;
+        for (int k = 0; k < BN_BLK && i + 4 * BV_W <= n; k++, i += 4 * BV_W) {
+            const BV e0 = BN_XSUB(BN_FLD(x, i), vnc);
+            const BV e1 = BN_XSUB(BN_FLD(x, i + BV_W), vnc);
+            const BV e2 = BN_XSUB(BN_FLD(x, i + 2 * BV_W), vnc);
+            const BV e3 = BN_XSUB(BN_FLD(x, i + 3 * BV_W), vnc);
+            a0 = BV_ADD(a0, e0);
+            a1 = BV_ADD(a1, e1);
+            a2 = BV_ADD(a2, e2);
+            a3 = BV_ADD(a3, e3);
+            q0 = BV_FMA(e0, e0, q0);
+            q1 = BV_FMA(e1, e1, q1);
+            q2 = BV_FMA(e2, e2, q2);
+            q3 = BV_FMA(e3, e3, q3);
+        }
+        BV_ACC(d1, BV_ADD(BV_ADD(a0, a1), BV_ADD(a2, a3)));
+        BV_ACC(d2, BV_ADD(BV_ADD(q0, q1), BV_ADD(q2, q3)));
+    }
+    for (; i < n; i++) {
+        const double e = BN_GET(x, i) - st->c;
+        st->s1 += e;
+        st->s2 += e * e;
+    }
+    st->d1 = d1;
+    st->d2 = d2;
+}
+
 /* st's shift: the mean of the first min(len, 16) values at x */
 static void BN_P(stat_init)(BN_P(stat) *st, const BN_T *x, int64_t len)
 {
@@ -332,16 +398,36 @@ static void BN_P(affine)(const BN_T *x, BN_T *y, int64_t n, double m,
                          double sc, double b)
 {
     const BN_F c = (BN_F)m, sh = (BN_F)(b + sc * (c - m));
-    const BV vc = BV_1(c), vs = BV_1((BN_F)sc), vb = BV_1(sh);
+    const BV vnc = BV_1(-c), vs = BV_1((BN_F)sc), vb = BV_1(sh);
     int64_t i = 0;
     for (; i + 2 * BV_W <= n; i += 2 * BV_W) {
-        const BV y0 = BV_FMA(BV_SUB(BV_LD(x + i), vc), vs, vb);
-        const BV y1 = BV_FMA(BV_SUB(BV_LD(x + i + BV_W), vc), vs, vb);
+        const BV y0 = BV_FMA(BN_XSUB(BV_LD(x + i), vnc), vs, vb);
+        const BV y1 = BV_FMA(BN_XSUB(BV_LD(x + i + BV_W), vnc), vs, vb);
         BV_ST2(y + i, y0, y1);
     }
     for (; i < n; i++)
         BN_PUT(y, i, fma(BN_GET(x, i) - m, sc, b));
 }
+
+#if BN_H16
+/* BN_P(affine) on x's values widened in xs (vector steps; the tail from
+ * x): the same bits */
+static void BN_P(affine_s)(const float *xs, const BN_T *x, BN_T *y,
+                           int64_t n, double m, double sc, double b)
+{
+    const BN_F c = (BN_F)m, sh = (BN_F)(b + sc * (c - m));
+    const BV vnc = BV_1(-c), vs = BV_1((BN_F)sc), vb = BV_1(sh);
+    int64_t i = 0;
+    for (; i + 2 * BV_W <= n; i += 2 * BV_W) {
+        const BV y0 = BV_FMA(BN_XSUB(_mm512_loadu_ps(xs + i), vnc), vs, vb);
+        const BV y1 =
+            BV_FMA(BN_XSUB(_mm512_loadu_ps(xs + i + BV_W), vnc), vs, vb);
+        BV_ST2(y + i, y0, y1);
+    }
+    for (; i < n; i++)
+        BN_PUT(y, i, fma(BN_GET(x, i) - m, sc, b));
+}
+#endif
 
 /* st += the sums of g[i] and g[i] (x[i] - c), i < n */
 static void BN_P(gsums)(const BN_T *g, const BN_T *x, int64_t n,
@@ -524,7 +610,7 @@ static void BN_P(batch_norm)(void *arg, int part, int nparts)
     if (j->training && c0 < c1) {
         BN_P(stat_init)(&st, x + c0 * S, S);
         for (int64_t i = 0; i < j->N; i++)
-            BN_P(sums)(x + (i * C + c0) * S, S, &st);
+            BN_P(fsums)(x + (i * C + c0) * S, S, &st, NULL);
     }
     for (int64_t c = c0; c < c1; c++) {
         double rm = run[c], rv = run[C + c], mean = rm, var = rv;
@@ -540,10 +626,13 @@ static void BN_P(batch_norm)(void *arg, int part, int nparts)
         const bool next = j->training && c + 1 < c1;
         if (next)
             BN_P(stat_init)(&nx, x + (c + 1) * S, S);
+        const bool pf = j->training && c + 2 < c1;
         for (int64_t i = 0; i < j->N; i++) {
             const int64_t o = (i * C + c) * S;
+            if (pf) /* channel c + 2's run: read a channel from now */
+                bn_prefetch(x + o + 2 * S, S * (int64_t)sizeof(BN_T));
             if (next)
-                BN_P(sums)(x + o + S, S, &nx);
+                BN_P(fsums)(x + o + S, S, &nx, NULL);
             BN_P(affine)(x + o, y + o, S, mean, sc, b[c]);
         }
         ro[c] = (BN_T)rm;
@@ -554,7 +643,18 @@ static void BN_P(batch_norm)(void *arg, int part, int nparts)
 
 #endif
 
-/* group_norm over (sample, group) pairs [r0, r1) (GROUP_NORM_RG) */
+/* group_norm over (sample, group) pairs [r0, r1) (GROUP_NORM_RG).  In
+ * the 16-bit instances (BN_GN_PIPE) pair r + 1's statistics sums run
+ * beside pair r's y, a block of BN_BLK steps (BN_GN_BLK values,
+ * BN_P(sums)'s flush unit, so the same sums in the same order as one
+ * call over the pair) before some of its channels: the pair's scalars
+ * (folded sums, a division, a square root) then wait on loads issued a
+ * pair earlier, not on the loop before them (bf16 and f16 -2.5%; f32
+ * +2% to +4%, which sums each pair before its y: tbench ab, 12-16
+ * blocks, load ~13). */
+#define BN_GN_BLK (BN_BLK * 4 * BV_W)
+#define BN_GN_PIPE (BN_H16 != 0)
+#define BN_GN_SCR 4096
 static void BN_P(group_norm)(void *arg, int part, int nparts)
 {
     const tb_cpu_bnorm_job *j = arg;
@@ -562,17 +662,63 @@ static void BN_P(group_norm)(void *arg, int part, int nparts)
     const BN_T *b = j->in[2].data;
     BN_T *y = j->out[0].data;
     const int64_t cg = j->C / j->G, S = j->S, len = cg * S;
+    const int64_t nb = (len + BN_GN_BLK - 1) / BN_GN_BLK;
     int64_t r0, r1;
     tb_cpu_span(j->N * j->G, 1, part, nparts, &r0, &r1);
+    BN_P(stat) st, nx;
+    BN_P(stat_zero)(&nx, 0);
+    st = nx;
+    float *sb[2] = {NULL, NULL};
+#if BN_H16
+    /* the 16-bit values widened once: pair r + 1's by its sums, read by
+     * its y (two pairs of up to BN_GN_SCR values, every value in a vector
+     * step; the second skewed off a 4 KiB multiple): f16 only, whose
+     * vcvtph2ps shares the conversions' pipes (f16 -5.8%, bf16 -0.1%:
+     * tbench ab, 12 blocks, load ~12) */
+    _Alignas(64) float scr[2 * BN_GN_SCR + 32];
+    if (BN_H16 == 2 && len <= BN_GN_SCR && len % (4 * BV_W) == 0) {
+        sb[0] = scr;
+        sb[1] = scr + BN_GN_SCR + 32;
+    }
+#endif
+    if (r0 < r1) {
+        BN_P(stat_init)(&st, x + r0 * len, len);
+        BN_P(fsums)(x + r0 * len, len, &st, sb[r0 & 1]);
+    }
     for (int64_t r = r0; r < r1; r++) {
+        const BN_T *xr = x + r * len, *xn = xr + len;
+        if (!BN_GN_PIPE && r > r0) {
+            BN_P(stat_init)(&st, xr, len);
+            BN_P(fsums)(xr, len, &st, NULL);
+        }
         double ss;
-        const double mean = BN_P(stats)(x + r * len, 1, 0, len, &ss);
+        const double mean = BN_P(stat_done)(&st, xr, 1, 0, len, &ss);
         const double rstd = 1 / sqrt(ss / (double)len + j->eps);
+        const bool next = BN_GN_PIPE && r + 1 < r1;
+        if (next)
+            BN_P(stat_init)(&nx, xn, len);
+        int64_t kb = 0; /* xn's blocks summed */
         for (int64_t ch = 0; ch < cg; ch++) {
             const int64_t c = (r % j->G) * cg + ch;
-            BN_P(affine)(x + r * len + ch * S, y + r * len + ch * S, S,
-                         mean, rstd * BN_GET(w, c), BN_GET(b, c));
+            const int64_t ke = next ? (ch + 1) * nb / cg : 0;
+            for (; kb < ke; kb++) {
+                const int64_t i0 = kb * BN_GN_BLK;
+                BN_P(fsums)(xn + i0,
+                            len - i0 < BN_GN_BLK ? len - i0 : BN_GN_BLK, &nx,
+                            sb[(r + 1) & 1] ? sb[(r + 1) & 1] + i0 : NULL);
+            }
+#if BN_H16
+            if (sb[r & 1])
+                BN_P(affine_s)(sb[r & 1] + ch * S, xr + ch * S,
+                               y + r * len + ch * S, S, mean,
+                               rstd * BN_GET(w, c), BN_GET(b, c));
+            else
+#endif
+                BN_P(affine)(xr + ch * S, y + r * len + ch * S, S, mean,
+                             rstd * BN_GET(w, c), BN_GET(b, c));
         }
+        if (next)
+            st = nx;
     }
 }
 
@@ -731,4 +877,9 @@ static const tb_cpu_bnorm_parts BN_P(parts) = {
 #undef BV_FMA
 #undef BV_ACC
 #undef BN_BLK
+#undef BN_GN_BLK
+#undef BN_GN_PIPE
+#undef BN_GN_SCR
+#undef BN_FLD
+#undef BN_XSUB
 #endif

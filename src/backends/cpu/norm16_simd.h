@@ -176,7 +176,16 @@ static inline float nb_get_f16(const void *p, int64_t k)
  * a step to 4 cycles of FMA latency).  No software prefetch: the one of
  * 4 rows ahead (norm_avx2.c's reason: the hardware prefetchers stop at a
  * page's end) made rms_norm f16 and bf16 2-4% slower at 4096x1024 and
- * 8% and 25% at 16384x1024 (tbench ab, 1 thread, load 27-31). ---- */
+ * 8% and 25% at 16384x1024 (tbench ab, 1 thread, load 27-31).  Not
+ * memory either: at 128x1024 (in L2) bf16 rms_norm runs 0.345 cycles an
+ * element, as at 4096x1024, against the model's 0.1875 (2026-11-30,
+ * load ~10); tried there and slower or no better: the x line 2 rows
+ * ahead (layer_norm bf16 +11%), the y line a row ahead by prefetchw
+ * (+14%, +28%), y's stores half a row rotated (+17% to +141% at
+ * 4096x1024: the store stream must run in order), the loop unswitched on
+ * sr and sn (+0-4%), the bf16 zero-result test moved after the row
+ * (-1%, +1%); without that test at all (not exact: a subnormal result
+ * flushed) bf16 rms_norm was 10% and layer_norm 8% faster. ---- */
 
 /* vmath_simd.h's 8-lane v_hsum */
 static inline float nz_hsum8(__m256 a)
