@@ -122,6 +122,32 @@ static inline void nb_st2_bf16(void *p, int64_t k, __m512 a, __m512 b)
         (uint16_t *)p + k,
         _mm512_permutexvar_epi64(_mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0), pk));
 }
+/* a's lanes to p[k..k+16) and b's to q[k..k+16) (two rows' vectors, all
+ * lanes), as nb_st_* each */
+/* whether the gradients' dx rows are narrowed in pairs (nb_st2r_*):
+ * bf16 (one vcvtne2ps2bf16 for two rows); f32 and f16 store each row's
+ * vector as it is made (the pairs' order measured 5% slower for f32) */
+#define NB_PAIR_f32 0
+#define NB_PAIR_f16 0
+#define NB_PAIR_bf16 1
+static inline void nb_st2r_f32(void *p, void *q, int64_t k, __m512 a,
+                               __m512 b)
+{
+    nb_st_f32(p, k, 0xffff, a);
+    nb_st_f32(q, k, 0xffff, b);
+}
+static inline void nb_st2r_f16(void *p, void *q, int64_t k, __m512 a,
+                               __m512 b)
+{
+    nb_st_f16(p, k, 0xffff, a);
+    nb_st_f16(q, k, 0xffff, b);
+}
+static inline void nb_st2r_bf16(void *p, void *q, int64_t k, __m512 a,
+                                __m512 b)
+{
+    nb_st_bf16(p, k, 0xffff, a);
+    nb_st_bf16(q, k, 0xffff, b);
+}
 #ifdef __AVX512BF16__
 /* At the avx512bf16 level (norm_avx512bf16.c): bf16 narrowed by
  * vcvtneps2bf16 / vcvtne2ps2bf16 (1.33 cycles for 16 or 32 results on
@@ -148,8 +174,26 @@ static inline void nb_st2_bf16_ne(void *p, int64_t k, __m512 a, __m512 b)
     else
         _mm512_storeu_si512((uint16_t *)p + k, r);
 }
+/* two rows' vectors narrowed by one vcvtne2ps2bf16 (the cost of one
+ * vcvtneps2bf16 for twice the results: the layer_norm and rms_norm
+ * gradients' dx, a row at a time, paid it per row) */
+static inline void nb_st2r_bf16_ne(void *p, void *q, int64_t k, __m512 a,
+                                   __m512 b)
+{
+    const __m512i r = (__m512i)_mm512_cvtne2ps_pbh(b, a); /* a's low */
+    if (_mm512_testn_epi16_mask(r, _mm512_set1_epi16(0x7fff)) &&
+        (_mm512_fpclass_ps_mask(a, 0x20) | _mm512_fpclass_ps_mask(b, 0x20))) {
+        nb_st2r_bf16(p, q, k, a, b);
+        return;
+    }
+    _mm256_storeu_si256((__m256i *)((uint16_t *)p + k),
+                        _mm512_castsi512_si256(r));
+    _mm256_storeu_si256((__m256i *)((uint16_t *)q + k),
+                        _mm512_extracti64x4_epi64(r, 1));
+}
 #define nb_st_bf16 nb_st_bf16_ne
 #define nb_st2_bf16 nb_st2_bf16_ne
+#define nb_st2r_bf16 nb_st2r_bf16_ne
 #endif
 static inline float nb_get_f32(const void *p, int64_t k)
 {
@@ -530,6 +574,7 @@ static inline __mmask16 nb_mask(int64_t D, int64_t k)
         __m512 dw = first ? _mm512_setzero_ps() : nb_ld_f32(pw, k, mk);   \
         __m512 db = first || rms ? _mm512_setzero_ps()                    \
                                  : nb_ld_f32(pb, k, mk);                  \
+        __m512 dv[NB_Q];                                                  \
         for (int i = 0; i < n; i++) {                                     \
             const int64_t o = i * D * ES;                                 \
             const __m512 xv = nb_ld_##DT(xr + o, k, mk);                  \
@@ -538,11 +583,21 @@ static inline __mmask16 nb_mask(int64_t D, int64_t k)
                 rms ? xv : _mm512_sub_ps(_mm512_sub_ps(xv, vc[i]), vm[i]); \
             const __m512 gr_ = _mm512_mul_ps(gv, vr[i]);                  \
             const __m512 u = _mm512_fnmadd_ps(dm, vq[i], vna[i]);         \
-            nb_st_##DT(dr + o, k, mk, _mm512_fmadd_ps(gr_, wv, u));       \
+            dv[i] = _mm512_fmadd_ps(gr_, wv, u);                          \
+            if (!NB_PAIR_##DT)                                            \
+                nb_st_##DT(dr + o, k, mk, dv[i]);                         \
             dw = _mm512_fmadd_ps(gr_, dm, dw);                            \
             if (!rms)                                                     \
                 db = _mm512_add_ps(db, gv);                               \
         }                                                                 \
+        /* dx stored after the step's loads, rows in pairs where whole */ \
+        int i0 = NB_PAIR_##DT ? 0 : n;                                    \
+        if (mk == 0xffff)                                                 \
+            for (; i0 + 1 < n; i0 += 2)                                   \
+                nb_st2r_##DT(dr + i0 * D * ES, dr + (i0 + 1) * D * ES, k, \
+                             dv[i0], dv[i0 + 1]);                         \
+        for (; i0 < n; i0++)                                              \
+            nb_st_##DT(dr + i0 * D * ES, k, mk, dv[i0]);                  \
         nb_st_f32(pw, k, mk, dw);                                         \
         if (!rms)                                                         \
             nb_st_f32(pb, k, mk, db);                                     \
