@@ -648,11 +648,13 @@ static void BN_P(batch_norm_bw)(void *arg, int part, int nparts)
     }
 }
 
-#if BN_H16 == 2
-/* f16's group_norm_backward keeps a pair's x and g widened (BN_GN_W
- * floats each at most, L1's) from its sums' pass for its dx pass: Zen 4
- * runs vcvtph2ps and vcvtps2ph at 1.33 cycles each on shared pipes
- * (scripts/insn_tp.c), and the dx pass widened both again */
+#if BN_H16
+/* The 16-bit rows' group_norm_backward keeps a pair's x and g widened
+ * (BN_GN_W floats each at most, L1's) from its sums' pass for its dx
+ * pass, which widened both again: f16's vcvtph2ps and vcvtps2ph take
+ * 1.33 cycles each on shared pipes on Zen 4 (scripts/insn_tp.c; f16
+ * 34.0 -> 29.6 us at [8,64,16,16]), bf16's vpermw 1 (28.7 -> 27.8;
+ * tbench ab, load 10-12) */
 #define BN_GN_W 2048
 /* BN_P(xgsums) storing the widened g and x to gw[0..n), xw[0..n) */
 static void BN_P(xgsums_w)(const BN_T *g, const BN_T *x, int64_t n,
@@ -747,7 +749,7 @@ static void BN_P(group_norm_bw)(void *arg, int part, int nparts)
         double *pp = j->part + (r / j->G * j->C + c0) * 2;
         const BN_T *xr = x + r * len, *gr = g + r * len;
         BN_P(stat) st, gs;
-#if BN_H16 == 2
+#if BN_H16
         _Alignas(64) float xws[BN_GN_W], gws[BN_GN_W];
         const bool wid = S >= 2 * BV_W && len <= BN_GN_W;
 #endif
@@ -756,7 +758,7 @@ static void BN_P(group_norm_bw)(void *arg, int part, int nparts)
             for (int pass = 0; pass < 2; pass++) {
                 for (int64_t ch = 0; ch < cg; ch++) {
                     BN_P(stat_zero)(&gs, st.c);
-#if BN_H16 == 2
+#if BN_H16
                     if (wid && !pass)
                         BN_P(xgsums_w)(gr + ch * S, xr + ch * S, S, &st, &gs,
                                        gws + ch * S, xws + ch * S);
@@ -790,7 +792,7 @@ static void BN_P(group_norm_bw)(void *arg, int part, int nparts)
         const double a = sgh / (double)len, b = sghx / (double)len;
         for (int64_t ch = 0; ch < cg; ch++) {
             const int64_t o = r * len + ch * S;
-#if BN_H16 == 2
+#if BN_H16
             if (wid) {
                 BN_P(dx_w)(gws + ch * S, xws + ch * S, dx + o, S, mean, rstd,
                            rstd, BN_GET(w, c0 + ch), a, b);
