@@ -731,7 +731,10 @@ static void BN_P(group_norm)(void *arg, int part, int nparts)
  * samples' runs at a time (BN_P(xgsums2): half the flushes; bf16 102 ->
  * 99, f16 122 -> 116 us, f32 the same).  (Running the next
  * channel's statistics alongside the sums of g, as batch_norm does,
- * measured no faster.) */
+ * measured no faster.)  The dx pass runs the samples last to first: a
+ * channel's runs lie C S values apart and share a few sets of L2, which
+ * keep the last samples the first pass read, not the first ones (f32
+ * 132 -> 130 us, bf16 98.3 -> 96.3, tbench ab, load ~10; the same bits). */
 static void BN_P(batch_norm_bw)(void *arg, int part, int nparts)
 {
     const tb_cpu_bnorm_job *j = arg;
@@ -782,7 +785,7 @@ static void BN_P(batch_norm_bw)(void *arg, int part, int nparts)
         BN_P(stat_tot)(&gs, &sg, &sgd);
         const double sgx = rstd * (sgd - (mean - gs.c) * sg);
         const double wr = BN_GET(w, c) * rstd, a = sg / n, b = sgx / n;
-        for (int64_t i = 0; i < j->N; i++) {
+        for (int64_t i = j->N - 1; i >= 0; i--) {
             const int64_t o = (i * C + c) * S;
             BN_P(dx)(g + o, x + o, dx + o, S, mean, rstd, wr, 1, a, b);
         }
@@ -790,6 +793,86 @@ static void BN_P(batch_norm_bw)(void *arg, int part, int nparts)
         BN_PUT(db, c, sg);
     }
 }
+
+#if BN_H16
+/* The 16-bit rows' group_norm_backward keeps a pair's x and g widened
+ * (BN_GN_W floats each at most, L1's) from its sums' pass for its dx
+ * pass, which widened both again: f16's vcvtph2ps and vcvtps2ph take
+ * 1.33 cycles each on shared pipes on Zen 4 (scripts/insn_tp.c; f16
+ * 34.0 -> 29.6 us at [8,64,16,16]), bf16's vpermw 1 (28.7 -> 27.8;
+ * tbench ab, load 10-12) */
+#define BN_GN_W 2048
+/* BN_P(xgsums) storing the widened g and x to gw[0..n), xw[0..n) */
+static void BN_P(xgsums_w)(const BN_T *g, const BN_T *x, int64_t n,
+                           BN_P(stat) *st, BN_P(stat) *gs, float *gw,
+                           float *xw)
+{
+    const BV vc = BV_1(st->c), z = BV_1(0);
+    rd d1 = st->d1, d2 = st->d2, h1 = gs->d1, h2 = gs->d2;
+    int64_t i = 0;
+    while (i + 2 * BV_W <= n) {
+        BV a0 = z, a1 = z, q0 = z, q1 = z, s0 = z, s1 = z, t0 = z, t1 = z;
+        for (int k = 0; k < BN_BLK && i + 2 * BV_W <= n; k++, i += 2 * BV_W) {
+            const BV x0 = BV_LD(x + i), x1 = BV_LD(x + i + BV_W);
+            const BV g0 = BV_LD(g + i), g1 = BV_LD(g + i + BV_W);
+            _mm512_storeu_ps(xw + i, x0);
+            _mm512_storeu_ps(xw + i + BV_W, x1);
+            _mm512_storeu_ps(gw + i, g0);
+            _mm512_storeu_ps(gw + i + BV_W, g1);
+            const BV e0 = BV_SUB(x0, vc), e1 = BV_SUB(x1, vc);
+            a0 = BV_ADD(a0, e0);
+            a1 = BV_ADD(a1, e1);
+            q0 = BV_FMA(e0, e0, q0);
+            q1 = BV_FMA(e1, e1, q1);
+            s0 = BV_ADD(s0, g0);
+            s1 = BV_ADD(s1, g1);
+            t0 = BV_FMA(g0, e0, t0);
+            t1 = BV_FMA(g1, e1, t1);
+        }
+        BV_ACC(d1, BV_ADD(a0, a1));
+        BV_ACC(d2, BV_ADD(q0, q1));
+        BV_ACC(h1, BV_ADD(s0, s1));
+        BV_ACC(h2, BV_ADD(t0, t1));
+    }
+    for (; i < n; i++) {
+        xw[i] = BN_GET(x, i);
+        gw[i] = BN_GET(g, i);
+        const double e = xw[i] - st->c;
+        st->s1 += e;
+        st->s2 += e * e;
+        gs->s1 += gw[i];
+        gs->s2 += (double)gw[i] * e;
+    }
+    st->d1 = d1;
+    st->d2 = d2;
+    gs->d1 = h1;
+    gs->d2 = h2;
+}
+
+/* BN_P(dx) on the widened g and x (BN_P(xgsums_w)'s) */
+static void BN_P(dx_w)(const float *g, const float *x, BN_T *dx, int64_t n,
+                       double m, double rstd, double k, double wc,
+                       double a, double b)
+{
+    const BN_F c = (BN_F)m;
+    const double A = k * wc, B = -k * rstd * b, K = -k * a + B * (c - m);
+    const BV vc = BV_1(c), va = BV_1((BN_F)A), vb = BV_1((BN_F)B);
+    const BV vk = BV_1((BN_F)K);
+    int64_t i = 0;
+    for (; i + 2 * BV_W <= n; i += 2 * BV_W) {
+        const BV e0 = BV_SUB(_mm512_loadu_ps(x + i), vc);
+        const BV e1 = BV_SUB(_mm512_loadu_ps(x + i + BV_W), vc);
+        BV_ST2(dx + i, BV_FMA(va, _mm512_loadu_ps(g + i), BV_FMA(vb, e0, vk)),
+               BV_FMA(va, _mm512_loadu_ps(g + i + BV_W), BV_FMA(vb, e1, vk)));
+    }
+    for (; i + BV_W <= n; i += BV_W) {
+        const BV e = BV_SUB(_mm512_loadu_ps(x + i), vc);
+        BV_ST(dx + i, BV_FMA(va, _mm512_loadu_ps(g + i), BV_FMA(vb, e, vk)));
+    }
+    for (; i < n; i++)
+        BN_PUT(dx, i, A * g[i] + (B * (x[i] - c) + K));
+}
+#endif
 
 /* group_norm_backward over (sample, group) pairs [r0, r1)
  * (GROUP_NORM_BW_RG): where a channel's run is at least a step of
@@ -812,12 +895,22 @@ static void BN_P(group_norm_bw)(void *arg, int part, int nparts)
         double *pp = j->part + (r / j->G * j->C + c0) * 2;
         const BN_T *xr = x + r * len, *gr = g + r * len;
         BN_P(stat) st, gs;
+#if BN_H16
+        _Alignas(64) float xws[BN_GN_W], gws[BN_GN_W];
+        const bool wid = S >= 2 * BV_W && len <= BN_GN_W;
+#endif
         if (S >= 2 * BV_W) { /* statistics and sums in one pass */
             BN_P(stat_init)(&st, xr, len);
             for (int pass = 0; pass < 2; pass++) {
                 for (int64_t ch = 0; ch < cg; ch++) {
                     BN_P(stat_zero)(&gs, st.c);
-                    BN_P(xgsums)(gr + ch * S, xr + ch * S, S, &st, &gs);
+#if BN_H16
+                    if (wid && !pass)
+                        BN_P(xgsums_w)(gr + ch * S, xr + ch * S, S, &st, &gs,
+                                       gws + ch * S, xws + ch * S);
+                    else
+#endif
+                        BN_P(xgsums)(gr + ch * S, xr + ch * S, S, &st, &gs);
                     BN_P(stat_tot)(&gs, &pp[2 * ch + 1], &pp[2 * ch]);
                 }
                 if (pass || !BN_P(stat_far)(&st, (double)len, &m0))
@@ -845,6 +938,13 @@ static void BN_P(group_norm_bw)(void *arg, int part, int nparts)
         const double a = sgh / (double)len, b = sghx / (double)len;
         for (int64_t ch = 0; ch < cg; ch++) {
             const int64_t o = r * len + ch * S;
+#if BN_H16
+            if (wid) {
+                BN_P(dx_w)(gws + ch * S, xws + ch * S, dx + o, S, mean, rstd,
+                           rstd, BN_GET(w, c0 + ch), a, b);
+                continue;
+            }
+#endif
             BN_P(dx)(g + o, x + o, dx + o, S, mean, rstd, rstd,
                      BN_GET(w, c0 + ch), a, b);
         }

@@ -122,6 +122,32 @@ static inline void nb_st2_bf16(void *p, int64_t k, __m512 a, __m512 b)
         (uint16_t *)p + k,
         _mm512_permutexvar_epi64(_mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0), pk));
 }
+/* a's lanes to p[k..k+16) and b's to q[k..k+16) (two rows' vectors, all
+ * lanes), as nb_st_* each */
+/* whether the gradients' dx rows are narrowed in pairs (nb_st2r_*):
+ * bf16 (one vcvtne2ps2bf16 for two rows); f32 and f16 store each row's
+ * vector as it is made (the pairs' order measured 5% slower for f32) */
+#define NB_PAIR_f32 0
+#define NB_PAIR_f16 0
+#define NB_PAIR_bf16 1
+static inline void nb_st2r_f32(void *p, void *q, int64_t k, __m512 a,
+                               __m512 b)
+{
+    nb_st_f32(p, k, 0xffff, a);
+    nb_st_f32(q, k, 0xffff, b);
+}
+static inline void nb_st2r_f16(void *p, void *q, int64_t k, __m512 a,
+                               __m512 b)
+{
+    nb_st_f16(p, k, 0xffff, a);
+    nb_st_f16(q, k, 0xffff, b);
+}
+static inline void nb_st2r_bf16(void *p, void *q, int64_t k, __m512 a,
+                                __m512 b)
+{
+    nb_st_bf16(p, k, 0xffff, a);
+    nb_st_bf16(q, k, 0xffff, b);
+}
 #ifdef __AVX512BF16__
 /* At the avx512bf16 level (norm_avx512bf16.c): bf16 narrowed by
  * vcvtneps2bf16 / vcvtne2ps2bf16 (1.33 cycles for 16 or 32 results on
@@ -148,8 +174,26 @@ static inline void nb_st2_bf16_ne(void *p, int64_t k, __m512 a, __m512 b)
     else
         _mm512_storeu_si512((uint16_t *)p + k, r);
 }
+/* two rows' vectors narrowed by one vcvtne2ps2bf16 (the cost of one
+ * vcvtneps2bf16 for twice the results: the layer_norm and rms_norm
+ * gradients' dx, a row at a time, paid it per row) */
+static inline void nb_st2r_bf16_ne(void *p, void *q, int64_t k, __m512 a,
+                                   __m512 b)
+{
+    const __m512i r = (__m512i)_mm512_cvtne2ps_pbh(b, a); /* a's low */
+    if (_mm512_testn_epi16_mask(r, _mm512_set1_epi16(0x7fff)) &&
+        (_mm512_fpclass_ps_mask(a, 0x20) | _mm512_fpclass_ps_mask(b, 0x20))) {
+        nb_st2r_bf16(p, q, k, a, b);
+        return;
+    }
+    _mm256_storeu_si256((__m256i *)((uint16_t *)p + k),
+                        _mm512_castsi512_si256(r));
+    _mm256_storeu_si256((__m256i *)((uint16_t *)q + k),
+                        _mm512_extracti64x4_epi64(r, 1));
+}
 #define nb_st_bf16 nb_st_bf16_ne
 #define nb_st2_bf16 nb_st2_bf16_ne
+#define nb_st2r_bf16 nb_st2r_bf16_ne
 #endif
 static inline float nb_get_f32(const void *p, int64_t k)
 {
@@ -424,6 +468,18 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
  * may take (fewer rows a quad where a row is longer) */
 #define NB_Q 4
 #define NB_L1_BYTES 32768
+/* whether a quad's x and g are kept widened from its sums' pass for
+ * its dx pass (NB_WQ values a quad at most, two quads' on the stack),
+ * not widened again: 0 never (f32), 1 layer_norm's, 2 both ops'.  f16:
+ * vcvtph2ps and vcvtps2ph take 1.33 cycles each on shared pipes on Zen
+ * 4 (scripts/insn_tp.c), the stores into L1 less (512x256
+ * layer_norm_backward 38.9 -> 34.6 us, rms_norm_backward 28.0 -> 26.3);
+ * bf16's widening is one vpermw: layer_norm 34.5 -> 33.6, rms_norm
+ * 25.3 -> 27.8 (tbench ab, load ~11), so layer_norm's only */
+#define NB_WQ 1024
+#define NB_WID_f32 0
+#define NB_WID_bf16 1
+#define NB_WID_f16 2
 /* a quad's rows' scalars, lane i row i: the shift c, the mean m of x -
  * c, rstd, and with a = mean(gh) (0 for rms_norm) and b = mean(gh xh):
  * q = rstd (rstd b) and na = -(rstd a), so that dx = rstd (gh - a - xh
@@ -472,16 +528,22 @@ static inline __mmask16 nb_mask(int64_t D, int64_t k)
     static inline __attribute__((always_inline)) void nb_qstep_##DT(     \
         bool rms, const char *xr, const char *gr, const float *w,         \
         int64_t D, int n, int64_t k, __mmask16 mk, const __m512 *vc,      \
-        __m512 *a1, __m512 *a2, __m512 *ag, __m512 *ad)                   \
+        __m512 *a1, __m512 *a2, __m512 *ag, __m512 *ad, float *sx,        \
+        float *sg)                                                        \
     {                                                                     \
         const __m512 wv = nb_ld_f32(w, k, mk);                            \
         for (int i = 0; i < n; i++) {                                     \
             const int64_t o = i * D * ES;                                 \
             const __m512 x = nb_ld_##DT(xr + o, k, mk);                   \
+            const __m512 gw = nb_ld_##DT(gr + o, k, mk);                  \
+            if (sx) {                                                     \
+                nb_st_f32(sx + i * D, k, mk, x);                          \
+                nb_st_f32(sg + i * D, k, mk, gw);                         \
+            }                                                             \
             const __m512 d = rms            ? x                           \
                              : mk == 0xffff ? _mm512_sub_ps(x, vc[i])     \
                                             : _mm512_maskz_sub_ps(mk, x, vc[i]); \
-            const __m512 gh = _mm512_mul_ps(nb_ld_##DT(gr + o, k, mk), wv); \
+            const __m512 gh = _mm512_mul_ps(gw, wv);                      \
             if (!rms) {                                                   \
                 a1[i] = _mm512_add_ps(a1[i], d);                          \
                 ag[i] = _mm512_add_ps(ag[i], gh);                         \
@@ -495,7 +557,8 @@ static inline __mmask16 nb_mask(int64_t D, int64_t k)
      * registers) */                                                      \
     static inline __attribute__((always_inline)) void nb_qsumsn_##DT(    \
         bool rms, const char *xr, const char *gr, const float *w,         \
-        int64_t D, int n, const float *c, float (*t)[4])                  \
+        int64_t D, int n, const float *c, float (*t)[4], float *sx,       \
+        float *sg)                                                        \
     {                                                                     \
         const __m512 z = _mm512_setzero_ps();                             \
         __m512 vc[NB_Q], a1[NB_Q], a2[NB_Q], ag[NB_Q], ad[NB_Q];          \
@@ -506,22 +569,23 @@ static inline __mmask16 nb_mask(int64_t D, int64_t k)
         int64_t k = 0;                                                    \
         for (; k + 16 <= D; k += 16)                                      \
             nb_qstep_##DT(rms, xr, gr, w, D, n, k, 0xffff, vc, a1, a2, ag, \
-                          ad);                                            \
+                          ad, sx, sg);                                    \
         if (k < D)                                                        \
             nb_qstep_##DT(rms, xr, gr, w, D, n, k, nb_mask(D, k), vc, a1, \
-                          a2, ag, ad);                                    \
+                          a2, ag, ad, sx, sg);                            \
         for (int i = 0; i < n; i++)                                       \
             _mm_storeu_ps(t[i], nb_hsum4(a1[i], a2[i], ag[i], ad[i]));    \
     }                                                                     \
     static inline __attribute__((always_inline)) void nb_qsums_##DT(     \
         bool rms, const char *xr, const char *gr, const float *w,         \
-        int64_t D, int n, const float *c, float (*t)[4])                  \
+        int64_t D, int n, const float *c, float (*t)[4], float *sx,       \
+        float *sg)                                                        \
     {                                                                     \
         switch (n) {                                                      \
-        case 4: nb_qsumsn_##DT(rms, xr, gr, w, D, 4, c, t); break;        \
-        case 3: nb_qsumsn_##DT(rms, xr, gr, w, D, 3, c, t); break;        \
-        case 2: nb_qsumsn_##DT(rms, xr, gr, w, D, 2, c, t); break;        \
-        default: nb_qsumsn_##DT(rms, xr, gr, w, D, 1, c, t); break;       \
+        case 4: nb_qsumsn_##DT(rms, xr, gr, w, D, 4, c, t, sx, sg); break; \
+        case 3: nb_qsumsn_##DT(rms, xr, gr, w, D, 3, c, t, sx, sg); break; \
+        case 2: nb_qsumsn_##DT(rms, xr, gr, w, D, 2, c, t, sx, sg); break; \
+        default: nb_qsumsn_##DT(rms, xr, gr, w, D, 1, c, t, sx, sg); break; \
         }                                                                 \
     }                                                                     \
     /* lanes mk of dx from k of the quad's n rows (nb_grp's form, its    \
@@ -533,25 +597,38 @@ static inline __mmask16 nb_mask(int64_t D, int64_t k)
         char *dr, int64_t D, int n, int64_t k, __mmask16 mk,              \
         const __m512 *vc, const __m512 *vm, const __m512 *vr,             \
         const __m512 *vq, const __m512 *vna, bool first, float *pw,       \
-        float *pb)                                                        \
+        float *pb, const float *sx, const float *sg)                      \
     {                                                                     \
         const __m512 wv = nb_ld_f32(w, k, mk);                            \
         __m512 dw = first ? _mm512_setzero_ps() : nb_ld_f32(pw, k, mk);   \
         __m512 db = first || rms ? _mm512_setzero_ps()                    \
                                  : nb_ld_f32(pb, k, mk);                  \
+        __m512 dv[NB_Q];                                                  \
         for (int i = 0; i < n; i++) {                                     \
             const int64_t o = i * D * ES;                                 \
-            const __m512 xv = nb_ld_##DT(xr + o, k, mk);                  \
-            const __m512 gv = nb_ld_##DT(gr + o, k, mk);                  \
+            const __m512 xv = sx ? nb_ld_f32(sx + i * D, k, mk)           \
+                                 : nb_ld_##DT(xr + o, k, mk);             \
+            const __m512 gv = sx ? nb_ld_f32(sg + i * D, k, mk)           \
+                                 : nb_ld_##DT(gr + o, k, mk);             \
             const __m512 dm =                                             \
                 rms ? xv : _mm512_sub_ps(_mm512_sub_ps(xv, vc[i]), vm[i]); \
             const __m512 gr_ = _mm512_mul_ps(gv, vr[i]);                  \
             const __m512 u = _mm512_fnmadd_ps(dm, vq[i], vna[i]);         \
-            nb_st_##DT(dr + o, k, mk, _mm512_fmadd_ps(gr_, wv, u));       \
+            dv[i] = _mm512_fmadd_ps(gr_, wv, u);                          \
+            if (!NB_PAIR_##DT)                                            \
+                nb_st_##DT(dr + o, k, mk, dv[i]);                         \
             dw = _mm512_fmadd_ps(gr_, dm, dw);                            \
             if (!rms)                                                     \
                 db = _mm512_add_ps(db, gv);                               \
         }                                                                 \
+        /* dx stored after the step's loads, rows in pairs where whole */ \
+        int i0 = NB_PAIR_##DT ? 0 : n;                                    \
+        if (mk == 0xffff)                                                 \
+            for (; i0 + 1 < n; i0 += 2)                                   \
+                nb_st2r_##DT(dr + i0 * D * ES, dr + (i0 + 1) * D * ES, k, \
+                             dv[i0], dv[i0 + 1]);                         \
+        for (; i0 < n; i0++)                                              \
+            nb_st_##DT(dr + i0 * D * ES, k, mk, dv[i0]);                  \
         nb_st_f32(pw, k, mk, dw);                                         \
         if (!rms)                                                         \
             nb_st_f32(pb, k, mk, db);                                     \
@@ -559,7 +636,7 @@ static inline __mmask16 nb_mask(int64_t D, int64_t k)
     static inline __attribute__((always_inline)) void nb_qdxn_##DT(      \
         bool rms, const char *xr, const char *gr, const float *w,         \
         char *dr, int64_t D, int n, const nb_grp *s, bool first,          \
-        float *pw, float *pb)                                             \
+        float *pw, float *pb, const float *sx, const float *sg)           \
     {                                                                     \
         __m512 vc[NB_Q], vm[NB_Q], vr[NB_Q], vq[NB_Q], vna[NB_Q];         \
         for (int i = 0; i < NB_Q; i++) {                                  \
@@ -572,28 +649,29 @@ static inline __mmask16 nb_mask(int64_t D, int64_t k)
         int64_t k = 0;                                                    \
         for (; k + 16 <= D; k += 16)                                      \
             nb_qdxs_##DT(rms, xr, gr, w, dr, D, n, k, 0xffff, vc, vm, vr, \
-                         vq, vna, first, pw, pb);                         \
+                         vq, vna, first, pw, pb, sx, sg);                 \
         if (k < D)                                                        \
             nb_qdxs_##DT(rms, xr, gr, w, dr, D, n, k, nb_mask(D, k), vc,  \
-                         vm, vr, vq, vna, first, pw, pb);                 \
+                         vm, vr, vq, vna, first, pw, pb, sx, sg);         \
     }                                                                     \
     static inline __attribute__((always_inline)) void nb_qdx_##DT(       \
         bool rms, const char *xr, const char *gr, const float *w,         \
         char *dr, int64_t D, int n, const nb_grp *s, bool first,          \
-        float *pw, float *pb)                                             \
+        float *pw, float *pb, const float *sx, const float *sg)           \
     {                                                                     \
         switch (n) {                                                      \
-        case 4: nb_qdxn_##DT(rms, xr, gr, w, dr, D, 4, s, first, pw, pb); break; \
-        case 3: nb_qdxn_##DT(rms, xr, gr, w, dr, D, 3, s, first, pw, pb); break; \
-        case 2: nb_qdxn_##DT(rms, xr, gr, w, dr, D, 2, s, first, pw, pb); break; \
-        default: nb_qdxn_##DT(rms, xr, gr, w, dr, D, 1, s, first, pw, pb); break; \
+        case 4: nb_qdxn_##DT(rms, xr, gr, w, dr, D, 4, s, first, pw, pb, sx, sg); break; \
+        case 3: nb_qdxn_##DT(rms, xr, gr, w, dr, D, 3, s, first, pw, pb, sx, sg); break; \
+        case 2: nb_qdxn_##DT(rms, xr, gr, w, dr, D, 2, s, first, pw, pb, sx, sg); break; \
+        default: nb_qdxn_##DT(rms, xr, gr, w, dr, D, 1, s, first, pw, pb, sx, sg); break; \
         }                                                                 \
     }                                                                     \
     /* the quad at row r0 of n rows: its shifts (the mean of each row's  \
      * first 8 values; 0 for rms_norm), sums and scalars into s */       \
     static inline __attribute__((always_inline)) void nb_qstats_##DT(    \
         bool rms, const char *xr, const char *gr, const float *w,         \
-        int64_t D, int n, float inv_n, float eps, nb_grp *s)              \
+        int64_t D, int n, float inv_n, float eps, nb_grp *s, float *sx,   \
+        float *sg)                                                        \
     {                                                                     \
         float t[NB_Q][4] = {{0}};                                         \
         for (int i = 0; i < NB_Q; i++) {                                  \
@@ -610,7 +688,7 @@ static inline __mmask16 nb_mask(int64_t D, int64_t k)
             }                                                             \
             s->c[i] = cn;                                                 \
         }                                                                 \
-        nb_qsums_##DT(rms, xr, gr, w, D, n, s->c, t);                     \
+        nb_qsums_##DT(rms, xr, gr, w, D, n, s->c, t, sx, sg);             \
         const unsigned redo =                                             \
             tb_cpu_nb_finish4(rms, inv_n, eps, t, true, s) &              \
             ((1u << n) - 1);                                              \
@@ -620,7 +698,7 @@ static inline __mmask16 nb_mask(int64_t D, int64_t k)
                     float c1[NB_Q] = {0};                                 \
                     c1[0] = s->c[i] = tb_cpu_nb_shift(s->c[i], t[i][0] * inv_n); \
                     nb_qsums_##DT(rms, xr + i * D * ES, gr + i * D * ES,  \
-                                  w, D, 1, c1, &t[i]);                    \
+                                  w, D, 1, c1, &t[i], NULL, NULL);        \
                 }                                                         \
             tb_cpu_nb_finish4(rms, inv_n, eps, t, false, s);              \
         }                                                                 \
@@ -642,17 +720,24 @@ static inline __mmask16 nb_mask(int64_t D, int64_t k)
         int64_t nq = NB_L1_BYTES / (4 * row);                             \
         nq = nq < 1 ? 1 : nq > NB_Q ? NB_Q : nq;                          \
         nb_grp s[2];                                                      \
+        /* the quads' x and g widened by their sums' pass for their dx   \
+         * pass (NB_WID_<DT>; two quads of NB_WQ floats each) */          \
+        _Alignas(64) float sw[2][2][NB_WID_##DT ? NB_WQ : 1];             \
+        const bool wid = NB_WID_##DT > (rms ? 1 : 0) && nq * D <= NB_WQ; \
         int64_t rp = -1; /* the previous quad's first row */              \
         int np = 0, cur = 0;                                              \
         for (int64_t r = r0;; r += nq) {                                  \
             const int n = (int)(r1 - r < nq ? r1 - r : nq);               \
             if (n > 0)                                                    \
                 nb_qstats_##DT(rms, x + r * row, g + r * row, w, D, n,    \
-                               inv_n, eps, &s[cur]);                      \
+                               inv_n, eps, &s[cur],                       \
+                               wid ? sw[cur & 1][0] : NULL,               \
+                               wid ? sw[cur & 1][1] : NULL);              \
             if (rp >= 0)                                                  \
                 nb_qdx_##DT(rms, x + rp * row, g + rp * row, w,           \
                             dx + rp * row, D, np, &s[cur ^ 1], rp == r0,  \
-                            pw, pb);                                      \
+                            pw, pb, wid ? sw[(cur ^ 1) & 1][0] : NULL,    \
+                            wid ? sw[(cur ^ 1) & 1][1] : NULL);           \
             if (n <= 0)                                                   \
                 break;                                                    \
             rp = r, np = n, cur ^= 1;                                     \
