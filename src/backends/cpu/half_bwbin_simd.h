@@ -10,8 +10,9 @@
  * strip's column sums of dv held in f32 registers down all the rows
  * while df is computed, narrowed in registers and stored in the same
  * pass; dv narrowed once at the end.  mul and div take a strip as two
- * vector pairs in the order of the dtype's h_*_ld2 / h_*_st2 (bf16: one
- * unpack a vector to widen, one vcvtne2ps2bf16 a pair to narrow, where
+ * vector pairs in the order of the dtype's h_*_ld2x / h_*_st2x (bf16: one
+ * unpack a vector to widen, one vcvtne2ps2bf16 a pair to narrow (at
+ * avx512bf16 a shift or an and a vector and a vpermw a pair), where
  * single vectors took a vpermw and a vcvtneps2bf16 each: bf16 mul at
  * [128, 256] 3.35 to 2.46 us, div 4.25 to 3.78, tbench ab, 8 blocks,
  * load 7; each lane's operations are a column's, so the bits are the
@@ -103,17 +104,17 @@ static inline hv1 hbb_q_f16(hv1 g)
         h_store1(df, h_##DT##_narrow1(d));                                \
     }                                                                     \
     /* two vectors of columns (mul and div): g, f and df in             \
-     * h_##DT##_ld2's lane order, rv, rq and s too */                     \
+     * h_##DT##_ld2x's lane order, rv, rq and s too */                    \
     static inline __attribute__((always_inline)) void hbb_##DT##_step2(   \
         const int K, const uint16_t *g, const uint16_t *f, uint16_t *df,  \
         const vf *rv, const vf *rq, vf *s)                                \
     {                                                                     \
         vf g0, g1, f0, f1, d0, d1;                                        \
-        h_##DT##_ld2(g, &g0, &g1);                                        \
-        h_##DT##_ld2(f, &f0, &f1);                                        \
+        h_##DT##_ld2x(g, &g0, &g1);                                       \
+        h_##DT##_ld2x(f, &f0, &f1);                                       \
         HBB_STEP(K, g0, f0, rv[0], rq[0], s[0], d0);                      \
         HBB_STEP(K, g1, f1, rv[1], rq[1], s[1], d1);                      \
-        h_##DT##_st2(df, d0, d1);                                         \
+        h_##DT##_st2x(df, d0, d1);                                        \
     }                                                                     \
     static inline __attribute__((always_inline)) void hbb_##DT##_k(       \
         const int K, const uint16_t *g, const uint16_t *f,                \
@@ -127,9 +128,9 @@ static inline hv1 hbb_q_f16(hv1 g)
             vf s[4], rv[4], rq[4];                                        \
             for (int t = 0; t < 4; t++)                                   \
                 s[t] = rv[t] = v_set1(0.0f);                              \
-            if (vals) { /* in ld2's order, as g and f */                  \
-                h_##DT##_ld2(v + c, &rv[0], &rv[1]);                      \
-                h_##DT##_ld2(v + c + 2 * L, &rv[2], &rv[3]);              \
+            if (vals) { /* in ld2x's order, as g and f */                 \
+                h_##DT##_ld2x(v + c, &rv[0], &rv[1]);                     \
+                h_##DT##_ld2x(v + c + 2 * L, &rv[2], &rv[3]);             \
             }                                                             \
             for (int t = 0; t < 4; t++)                                   \
                 rq[t] = K == HB_DIV_AF                                    \
@@ -149,8 +150,8 @@ static inline hv1 hbb_q_f16(hv1 g)
                                     df + o + t * L, rv[t], rq[t], &s[t]); \
             }                                                             \
             if (vals) {                                                   \
-                h_##DT##_st2(dv + c, s[0], s[1]);                         \
-                h_##DT##_st2(dv + c + 2 * L, s[2], s[3]);                 \
+                h_##DT##_st2x(dv + c, s[0], s[1]);                        \
+                h_##DT##_st2x(dv + c + 2 * L, s[2], s[3]);                \
             } else {                                                      \
                 for (int t = 0; t < 4; t++)                               \
                     h_store1(dv + c + t * L, h_##DT##_narrow1(s[t]));     \
