@@ -87,7 +87,7 @@ static double gelu_backward_f32(void)
         double t0 = now();                                                \
         for (int r = 0; r < REPS; r++) {                                  \
             for (int i = 0; i < N; i += 2 * VS_LANES)                     \
-                HS_STEP2(DT, bw_gelu_f, G + i, X + i, yh + i);            \
+                HS_STEP2(DT, , bw_gelu_f, G + i, X + i, yh + i);            \
             __asm__ volatile("" ::: "memory");                            \
         }                                                                 \
         return now() - t0;                                                \

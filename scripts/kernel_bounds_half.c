@@ -44,7 +44,18 @@
             KB_END(OP##_##DT);                                            \
         }                                                                 \
     }
-/* HS_FUSED2's step: o = F(a, b) for two vectors */
+/* HS_FUSED2's step: o = F(a, b) for two vectors, with the op's pairs
+ * (half_simd.h's HS_P_<op>: add_relu's even/odd bf16; none for the
+ * backward ops, as HS_DEF_BWD) */
+#define KB_P_add HS_P_add
+#define KB_P_sub HS_P_sub
+#define KB_P_mul HS_P_mul
+#define KB_P_div HS_P_div
+#define KB_P_add_relu HS_P_add_relu
+#define KB_P_sigmoid_backward
+#define KB_P_tanh_backward
+/* (P expanded here, before HS_STEP2 pastes it) */
+#define KB_STEP2(DT, P, F, pa, pb, po) HS_STEP2(DT, P, F, pa, pb, po)
 #define KB_H2(OP, F, DT)                                                  \
     void kb_##OP##_##DT(const uint16_t *pa, const uint16_t *pb,          \
                         uint16_t *po, long n);                            \
@@ -53,7 +64,7 @@
     {                                                                     \
         for (long i = 0; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {      \
             KB_BEGIN(OP##_##DT);                                          \
-            HS_STEP2(DT, F, pa + i, pb + i, po + i);                      \
+            KB_STEP2(DT, KB_P_##OP, F, pa + i, pb + i, po + i);           \
             KB_END(OP##_##DT);                                            \
         }                                                                 \
     }
