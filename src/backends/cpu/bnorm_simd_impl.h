@@ -236,40 +236,6 @@ static void BN_P(stat_tot)(const BN_P(stat) *st, double *t1, double *t2)
     *t2 = bn_hsum(st->d2) + st->s2;
 }
 
-/* st += the sums of d = x[i] - c and d^2, i < n */
-static void BN_P(sums)(const BN_T *x, int64_t n, BN_P(stat) *st)
-{
-    const BV vc = BV_1(st->c), z = BV_1(0);
-    rd d1 = st->d1, d2 = st->d2;
-    int64_t i = 0;
-    while (i + 4 * BV_W <= n) {
-        BV a0 = z, a1 = z, a2 = z, a3 = z, q0 = z, q1 = z, q2 = z, q3 = z;
-        for (int k = 0; k < BN_BLK && i + 4 * BV_W <= n; k++, i += 4 * BV_W) {
-            const BV e0 = BV_SUB(BV_LD(x + i), vc);
-            const BV e1 = BV_SUB(BV_LD(x + i + BV_W), vc);
-            const BV e2 = BV_SUB(BV_LD(x + i + 2 * BV_W), vc);
-            const BV e3 = BV_SUB(BV_LD(x + i + 3 * BV_W), vc);
-            a0 = BV_ADD(a0, e0);
-            a1 = BV_ADD(a1, e1);
-            a2 = BV_ADD(a2, e2);
-            a3 = BV_ADD(a3, e3);
-            q0 = BV_FMA(e0, e0, q0);
-            q1 = BV_FMA(e1, e1, q1);
-            q2 = BV_FMA(e2, e2, q2);
-            q3 = BV_FMA(e3, e3, q3);
-        }
-        BV_ACC(d1, BV_ADD(BV_ADD(a0, a1), BV_ADD(a2, a3)));
-        BV_ACC(d2, BV_ADD(BV_ADD(q0, q1), BV_ADD(q2, q3)));
-    }
-    for (; i < n; i++) {
-        const double e = BN_GET(x, i) - st->c;
-        st->s1 += e;
-        st->s2 += e * e;
-    }
-    st->d1 = d1;
-    st->d2 = d2;
-}
-
 /* x - c in the forward loops of the 16-bit instances by an FMA, x 1 +
  * (-c), the same bits (one rounding of the exact difference): Zen 4
  * adds on two pipes, which the conversions share, and multiplies and
@@ -282,9 +248,8 @@ static void BN_P(sums)(const BN_T *x, int64_t n, BN_P(stat) *st)
 #define BN_XSUB(x, vnc) BV_ADD((x), (vnc))
 #endif
 
-/* BN_P(sums) for the forward rows, its subtractions as BN_XSUB: the
- * same sums, the same bits; the 16-bit instances also store the values
- * of its vector steps widened to sw[0 ..) where sw is not NULL (f32 and
+/* The forward rows' loads: the 16-bit instances also store the values
+ * of the vector steps widened to sw[0 ..) where sw is not NULL (f32 and
  * f64: sw unused) */
 #if BN_H16
 #define BN_FLD(p, k)                                                      \
@@ -299,20 +264,26 @@ static inline __attribute__((always_inline)) BV BN_P(ldw)(const BN_T *p,
 #else
 #define BN_FLD(p, k) BV_LD((p) + (k))
 #endif
-static void BN_P(fsums)(const BN_T *x, int64_t n, BN_P(stat) *st,
-                        float *sw)
+/* st += the sums of d = x[i] - c and d^2, i < n: fwd 0 (the gradients)
+ * as x - c; fwd 1 (the forward rows) as BN_XSUB, loaded by BN_FLD (sw:
+ * the widened copy, or NULL): the same sums, the same bits.  Inlined
+ * into BN_P(sums) and BN_P(fsums) with fwd a constant. */
+static inline __attribute__((always_inline)) void
+BN_P(sums_)(const BN_T *x, int64_t n, BN_P(stat) *st, float *sw, int fwd)
 {
-    const BV vnc = BV_1(-st->c), z = BV_1(0);
+    const BV vc = BV_1(st->c), vnc = BV_1(-st->c), z = BV_1(0);
     rd d1 = st->d1, d2 = st->d2;
     int64_t i = 0;
     (void)sw;
+#define BN_E(k) (fwd ? BN_XSUB(BN_FLD(x, i + (k)), vnc)                     \
+                     : BV_SUB(BV_LD(x + i + (k)), vc))
     while (i + 4 * BV_W <= n) {
         BV a0 = z, a1 = z, a2 = z, a3 = z, q0 = z, q1 = z, q2 = z, q3 = z;
         for (int k = 0; k < BN_BLK && i + 4 * BV_W <= n; k++, i += 4 * BV_W) {
-            const BV e0 = BN_XSUB(BN_FLD(x, i), vnc);
-            const BV e1 = BN_XSUB(BN_FLD(x, i + BV_W), vnc);
-            const BV e2 = BN_XSUB(BN_FLD(x, i + 2 * BV_W), vnc);
-            const BV e3 = BN_XSUB(BN_FLD(x, i + 3 * BV_W), vnc);
+            const BV e0 = BN_E(0);
+            const BV e1 = BN_E(BV_W);
+            const BV e2 = BN_E(2 * BV_W);
+            const BV e3 = BN_E(3 * BV_W);
             a0 = BV_ADD(a0, e0);
             a1 = BV_ADD(a1, e1);
             a2 = BV_ADD(a2, e2);
@@ -325,6 +296,7 @@ static void BN_P(fsums)(const BN_T *x, int64_t n, BN_P(stat) *st,
         BV_ACC(d1, BV_ADD(BV_ADD(a0, a1), BV_ADD(a2, a3)));
         BV_ACC(d2, BV_ADD(BV_ADD(q0, q1), BV_ADD(q2, q3)));
     }
+#undef BN_E
     for (; i < n; i++) {
         const double e = BN_GET(x, i) - st->c;
         st->s1 += e;
@@ -332,6 +304,15 @@ static void BN_P(fsums)(const BN_T *x, int64_t n, BN_P(stat) *st,
     }
     st->d1 = d1;
     st->d2 = d2;
+}
+static void BN_P(sums)(const BN_T *x, int64_t n, BN_P(stat) *st)
+{
+    BN_P(sums_)(x, n, st, NULL, 0);
+}
+static void BN_P(fsums)(const BN_T *x, int64_t n, BN_P(stat) *st,
+                        float *sw)
+{
+    BN_P(sums_)(x, n, st, sw, 1);
 }
 
 /* st's shift: the mean of the first min(len, 16) values at x */
