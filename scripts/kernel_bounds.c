@@ -77,8 +77,7 @@ KB_UNARY(sqrt, xs_sqrt_f(a, k0, k1))
 KB_BINARY(sigmoid_backward, bw_sigmoid_f)
 KB_BINARY(tanh_backward, bw_tanh_f)
 /* The softmax family's rows on rows longer than a vector (lsm_simd.h's
- * passes, per element): log_softmax's max (a load and a max), its sum
- * of exp(x - m) and its write (x - m) - log s; softmax's and
+ * passes, per element; log_softmax's own loop below): softmax's and
  * cross_entropy_backward's max, exp(x - m) stored while summed, and the
  * scale by 1 / s (cross_entropy_backward: g / (N s)); cross_entropy's
  * statistics alone (xent_simd.h's ks_lsm_stats: no write, the target's
@@ -114,7 +113,30 @@ KB_BINARY(tanh_backward, bw_tanh_f)
         }                                                                 \
         v_store(y, v_add(v_add(m0, m1), v_add(s0, s1)));                  \
     }
-KB_LSM(log_softmax, 0)
+/* log_softmax's rows of up to TB_CPU_SUM_BLOCK (kernels_simd.h's
+ * ks_lsm_pipe, ks_pipe_row): one loop over three rows, the next row's
+ * max, this row's exp(x - m) summed, the previous row's (x - m) - log s
+ * written (its own loads and subtractions: the rows differ). */
+void kb_log_softmax(const float *xn, const float *xc, const float *xp,
+                    float *y, long n);
+void kb_log_softmax(const float *xn, const float *xc, const float *xp,
+                    float *y, long n)
+{
+    const vf mc = v_set1(xc[0]), mp = v_set1(xp[0]), lp = v_set1(xp[1]);
+    vf m0 = mc, m1 = mc, s0 = lp, s1 = lp;
+    for (long i = 0; i + 2 * VS_LANES <= n; i += 2 * VS_LANES) {
+        KB_BEGIN(log_softmax);
+        m0 = v_max(m0, v_load(xn + i));
+        m1 = v_max(m1, v_load(xn + i + VS_LANES));
+        s0 = v_add(s0, vs_exp(v_sub(v_load(xc + i), mc)));
+        s1 = v_add(s1, vs_exp(v_sub(v_load(xc + i + VS_LANES), mc)));
+        v_store(y + i, v_sub(v_sub(v_load(xp + i), mp), lp));
+        v_store(y + i + VS_LANES,
+                v_sub(v_sub(v_load(xp + i + VS_LANES), mp), lp));
+        KB_END(log_softmax);
+    }
+    v_store(y, v_add(v_add(m0, m1), v_add(s0, s1)));
+}
 KB_LSM(softmax, 1)
 KB_LSM(cross_entropy_backward, 1)
 KB_LSM(cross_entropy, 2)

@@ -162,8 +162,9 @@ static inline vf bw_perm(const int32_t *idx, vf base)
  * writes: one block after another, each write waited on its block's
  * chain of sums. */
 #define BW_SHORT_CHUNK 8
-static void bw_lsm_short(const float *g, const float *y, float *dx,
-                         int64_t nb, int64_t n)
+static inline __attribute__((always_inline)) void
+bw_lsm_short_n(const float *g, const float *y, float *dx, int64_t nb,
+               int64_t n)
 {
     const int64_t L = VS_LANES;
     int32_t fidx[VS_LANES][VS_LANES];
@@ -175,10 +176,9 @@ static void bw_lsm_short(const float *g, const float *y, float *dx,
         for (int64_t b = 0; b < cb; b++) {
             const float *gb = g + (b0 + b) * L * n;
             vf c[VS_LANES];
-            for (int64_t r = 0; r < L; r++)
-                c[r] = v_load_n(gb + r * n, n);
-            v_transpose(c);
+            ks_load_cols(gb, n, c);
             bw_vd lo = bw_dzero(), hi = bw_dzero();
+#pragma GCC unroll 16
             for (int64_t k = 0; k < n; k++)
                 bw_dacc(c[k], &lo, &hi);
             sts[b] = bw_dcvt(lo, hi);
@@ -187,12 +187,37 @@ static void bw_lsm_short(const float *g, const float *y, float *dx,
             const float *gb = g + (b0 + b) * L * n,
                         *yb = y + (b0 + b) * L * n;
             float *db = dx + (b0 + b) * L * n;
+#pragma GCC unroll 16
             for (int64_t v = 0; v < n; v++)
                 v_store(db + v * L,
                         v_fnma(vs_exp(v_load(yb + v * L)),
                                bw_perm(fidx[v], sts[b]),
                                v_load(gb + v * L)));
         }
+    }
+}
+
+/* bw_lsm_short_n, one instance per n (a constant: the loops unrolled,
+ * the columns in registers, not on the stack). */
+static void bw_lsm_short(const float *g, const float *y, float *dx,
+                         int64_t nb, int64_t n)
+{
+    switch (n) {
+#define BW_SHORT_CASE(N)                                                  \
+    case N:                                                               \
+        bw_lsm_short_n(g, y, dx, nb, N);                                  \
+        return;
+        BW_SHORT_CASE(1) BW_SHORT_CASE(2) BW_SHORT_CASE(3)
+        BW_SHORT_CASE(4) BW_SHORT_CASE(5) BW_SHORT_CASE(6)
+        BW_SHORT_CASE(7) BW_SHORT_CASE(8)
+#if VS_LANES == 16
+        BW_SHORT_CASE(9) BW_SHORT_CASE(10) BW_SHORT_CASE(11)
+        BW_SHORT_CASE(12) BW_SHORT_CASE(13) BW_SHORT_CASE(14)
+        BW_SHORT_CASE(15) BW_SHORT_CASE(16)
+#endif
+#undef BW_SHORT_CASE
+    default:
+        bw_lsm_short_n(g, y, dx, nb, n);
     }
 }
 

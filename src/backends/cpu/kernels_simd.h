@@ -391,18 +391,18 @@ static double ks_sum_f32_row(const void *px, int64_t n)
  * in order (a double sum of at most VS_LANES floats); the rows past the
  * last whole block one by one (ks_sum_f32_row).  A row a call of
  * ks_sum_f32_row cost 5.2 ns a row of 10 (sum of 1024x10 over axis -1,
- * log_softmax_unfused's fourth step). */
-static void ks_sum_f32_short(const void *px, int64_t rows, int64_t n,
-                             double *out)
+ * log_softmax_unfused's fourth step); the columns by ks_load_cols, one
+ * instance per n (1024x10 2.07 -> 1.83 us). */
+static inline __attribute__((always_inline)) void
+ks_sum_f32_short_n(const void *px, int64_t rows, int64_t n, double *out)
 {
     const float *x = px;
     int64_t r0 = 0;
     for (; r0 + VS_LANES <= rows; r0 += VS_LANES) {
         vf col[VS_LANES];
-        for (int64_t r = 0; r < VS_LANES; r++)
-            col[r] = v_load_n(x + (r0 + r) * n, n);
-        v_transpose(col);
+        ks_load_cols(x + r0 * n, n, col);
         vd lo = d_set1(0.0), hi = lo;
+#pragma GCC unroll 16
         for (int64_t c = 0; c < n; c++) {
             lo = d_add(lo, v_lo_pd(col[c]));
             hi = d_add(hi, v_hi_pd(col[c]));
@@ -412,6 +412,28 @@ static void ks_sum_f32_short(const void *px, int64_t rows, int64_t n,
     }
     for (; r0 < rows; r0++)
         out[r0] = ks_sum_f32_row(x + r0 * n, n);
+}
+
+/* ks_sum_f32_short_n, one instance per n (the columns in registers; by
+ * ks_load_cols, the same columns as the row loads and v_transpose) */
+static void ks_sum_f32_short(const void *px, int64_t rows, int64_t n,
+                             double *out)
+{
+    switch (n) {
+#define KS_SUM_CASE(N)                                                    \
+    case N:                                                               \
+        ks_sum_f32_short_n(px, rows, N, out);                             \
+        return;
+        KS_SUM_CASE(1) KS_SUM_CASE(2) KS_SUM_CASE(3) KS_SUM_CASE(4)
+        KS_SUM_CASE(5) KS_SUM_CASE(6) KS_SUM_CASE(7) KS_SUM_CASE(8)
+#if VS_LANES == 16
+        KS_SUM_CASE(9) KS_SUM_CASE(10) KS_SUM_CASE(11) KS_SUM_CASE(12)
+        KS_SUM_CASE(13) KS_SUM_CASE(14) KS_SUM_CASE(15) KS_SUM_CASE(16)
+#endif
+#undef KS_SUM_CASE
+    default:
+        ks_sum_f32_short_n(px, rows, n, out);
+    }
 }
 
 /* f64 sum: four double vector accumulators over the whole row. */
@@ -656,33 +678,38 @@ static void ks_sum_f64_cols(const void *px, int64_t R, int64_t ld,
  * transposes them back (a gathered block recomputes them in the
  * permuted write).  soft: softmax, else log_softmax.
  *
- * Transposed blocks go in chunks of KS_SHORT_CHUNK blocks, two passes
- * per chunk: the statistics of every block of the chunk (softmax: its
- * exponentials kept in ex), then the writes.  A block's write waits for
- * its sum, then its log (or inverse): one block after another in one
- * pass, the chain of each block held the next one back (1024 x 10 at
- * 1.76 cycles an element, against 0.75 for the work of the long rows);
- * the chunk's blocks are independent, so the two passes overlap them.
- * The values are those of one pass, bit for bit. */
+ * Transposed blocks go in chunks of KS_SHORT_CHUNK blocks, three passes
+ * per chunk: the max and sum of every block of the chunk (softmax: its
+ * exponentials kept in ex), the chunk's logs (or inverses), then the
+ * writes.  A block's write waits for its sum, then its log (or
+ * inverse): one block after another in one pass, the chain of each
+ * block held the next one back (1024 x 10 at 1.76 cycles an element,
+ * against 0.75 for the work of the long rows); the chunk's blocks are
+ * independent, so the passes overlap them (a log at the end of each
+ * block's statistics still held the next block back: 1024 x 10
+ * log_softmax 4.1 -> 3.8 us).  The columns come from ks_load_cols,
+ * each n its own instance (ks_short_any).  The values are those of one
+ * pass, bit for bit. */
 #define KS_LSM_SHORT 32
 #define KS_SHORT_CHUNK 8
 
 /* Pass one of a transposed block (n <= VS_LANES): *mo = the rows' max,
- * *so = log s (soft 0) or 1 / s (soft 1), s = sum exp(x - m) in column
- * order; softmax keeps exp(x - m) of columns 0 .. n - 1 in ex. */
+ * *so = s = sum exp(x - m) in column order (ks_short_rows takes its
+ * log or inverse); softmax keeps exp(x - m) of columns 0 .. n - 1 in
+ * ex. */
 static inline __attribute__((always_inline)) void
 ks_short_stats(const float *x, int64_t n, vf *mo, vf *so, vf *ex, int soft)
 {
     vf col[VS_LANES];
-    /* Masked row loads and an in-register transpose (gathers cost
-     * about a cycle per element). */
-    for (int64_t r = 0; r < VS_LANES; r++)
-        col[r] = v_load_n(x + r * n, n);
-    v_transpose(col);
+    /* Columns by ks_load_cols (gathers cost about a cycle per
+     * element). */
+    ks_load_cols(x, n, col);
     vf m = col[0];
+#pragma GCC unroll 16
     for (int64_t c = 1; c < n; c++)
         m = v_max(m, col[c]);
     vf s = v_set1(0.0f);
+#pragma GCC unroll 16
     for (int64_t c = 0; c < n; c++) {
         const vf e = vs_exp(v_sub(col[c], m));
         if (soft)
@@ -690,7 +717,7 @@ ks_short_stats(const float *x, int64_t n, vf *mo, vf *so, vf *ex, int soft)
         s = v_add(s, e);
     }
     *mo = m;
-    *so = soft ? v_div(v_set1(1.0f), s) : vs_log(s);
+    *so = s;
 }
 
 /* Pass two of a transposed block: log_softmax (x - m) - log s vector by
@@ -702,15 +729,19 @@ ks_short_write(const float *x, float *o, int64_t n, vf m, vf st,
 {
     if (soft) {
         vf col[VS_LANES];
+#pragma GCC unroll 16
         for (int64_t c = 0; c < n; c++)
             col[c] = v_mul(ex[c], st);
+#pragma GCC unroll 16
         for (int64_t c = n; c < VS_LANES; c++)
             col[c] = v_set1(0.0f);
         v_transpose(col);
+#pragma GCC unroll 16
         for (int64_t r = 0; r < VS_LANES; r++)
             v_store_n(o + r * n, col[r], n);
         return;
     }
+#pragma GCC unroll 16
     for (int64_t v = 0; v < n; v++) {
         const vi k = vi_load(fidx[v]);
         const vf xv = v_sub(v_load(x + v * VS_LANES), v_permute(k, m));
@@ -764,30 +795,157 @@ ks_short_rows(const float *x, float *o, int64_t nb, int64_t n, int soft)
     for (int64_t b0 = 0; b0 < nb; b0 += KS_SHORT_CHUNK) {
         const int64_t cb =
             nb - b0 < KS_SHORT_CHUNK ? nb - b0 : KS_SHORT_CHUNK;
-        for (int64_t b = 0; b < cb; b++)
+        int64_t b;
+        for (b = 0; b < cb; b++)
             ks_short_stats(x + (b0 + b) * bs, n, &m[b], &st[b], ex[b],
                            soft);
-        for (int64_t b = 0; b < cb; b++)
+        /* the chunk's logs (or inverses) together: one a block, at the
+         * end of its chain, held the next blocks back */
+        for (b = 0; b < cb; b++)
+            st[b] = soft ? v_div(v_set1(1.0f), st[b]) : vs_log(st[b]);
+        for (b = 0; b < cb; b++)
             ks_short_write(x + (b0 + b) * bs, o + (b0 + b) * bs, n, m[b],
                            st[b], ex[b], fi, soft);
     }
 }
 
-/* The short-row path of both ops, soft a run-time flag here (the block
- * is inlined into this one function, not once per op). */
+/* The short-row path of both ops: one instance per n <= VS_LANES and op
+ * (n a constant: the loops unrolled, the columns in registers; with n a
+ * variable they lived on the stack), the gathered rows' one instance
+ * with n a variable. */
+#if VS_LANES == 16
+#define KS_SHORT_NS(X)                                                    \
+    X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)  \
+        X(14) X(15) X(16)
+#else
+#define KS_SHORT_NS(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
+#endif
+#define KS_SHORT_CASE(N)                                                  \
+    case N:                                                               \
+        if (soft)                                                         \
+            ks_short_rows(x, o, nb, N, 1);                                \
+        else                                                              \
+            ks_short_rows(x, o, nb, N, 0);                                \
+        return;
 static void ks_short_any(const float *x, float *o, int64_t nb, int64_t n,
                          int soft)
 {
-    if (soft)
-        ks_short_rows(x, o, nb, n, 1);
-    else
-        ks_short_rows(x, o, nb, n, 0);
+    switch (n) {
+        KS_SHORT_NS(KS_SHORT_CASE)
+    default:
+        if (soft)
+            ks_short_rows(x, o, nb, n, 1);
+        else
+            ks_short_rows(x, o, nb, n, 0);
+    }
+}
+#undef KS_SHORT_CASE
+
+/* Lane 0 of a. */
+static inline float v_first_lane(vf a)
+{
+#if VS_LANES == 16
+    return _mm512_cvtss_f32(a);
+#else
+    return _mm256_cvtss_f32(a);
+#endif
+}
+
+/* One step of ks_lsm_pipe over row r's j-th vector (exp-summed into
+ * *s), row r + 1's (max into *a) and row r - 1's (written when wr). */
+#define KS_PIPE_E(S, J) *(S) = v_add(*(S), vs_exp(v_sub(v_load(xc + (J)), mc)))
+#define KS_PIPE_W(J)                                                      \
+    v_store(op + (J), v_sub(v_sub(v_load(xp + (J)), mp), lp))
+
+/* One row of ks_lsm_pipe: the sum of exp(x - mc) of row xc (returned:
+ * ks_lsm_block's order, two partial sums, so the same value), the max
+ * of row xn (*mn: ks_fold4's order and v_hmax, the same value), and
+ * (wr, a constant) row xp's write (x - mp) - lp to op, in one loop over
+ * the elements: the exponentials' FMAs hide the max's and the write's
+ * loads and stores, which three passes over a row ran alone. */
+static inline __attribute__((always_inline)) float
+ks_pipe_row(const float *xc, float mcs, const float *xn, float *mn,
+            const float *xp, float *op, float mps, float lps, int64_t n,
+            int wr)
+{
+    const int64_t L = VS_LANES;
+    const float ninf = -__builtin_inff();
+    const vf mc = v_set1(mcs), mp = v_set1(mps), lp = v_set1(lps);
+    vf s0 = v_set1(0.0f), s1 = s0;
+    vf a0 = v_set1(ninf), a1 = a0, a2 = a0, a3 = a0;
+    int64_t j = 0;
+    for (; j + 4 * L <= n; j += 4 * L) {
+        KS_PIPE_E(&s0, j);
+        a0 = v_max(a0, v_load(xn + j));
+        KS_PIPE_E(&s1, j + L);
+        a1 = v_max(a1, v_load(xn + j + L));
+        KS_PIPE_E(&s0, j + 2 * L);
+        a2 = v_max(a2, v_load(xn + j + 2 * L));
+        KS_PIPE_E(&s1, j + 3 * L);
+        a3 = v_max(a3, v_load(xn + j + 3 * L));
+        if (wr) {
+            KS_PIPE_W(j);
+            KS_PIPE_W(j + L);
+            KS_PIPE_W(j + 2 * L);
+            KS_PIPE_W(j + 3 * L);
+        }
+    }
+    const int64_t j4 = j;
+    /* the three tails, each in its own pass's order */
+    for (; j + 2 * L <= n; j += 2 * L) {
+        KS_PIPE_E(&s0, j);
+        KS_PIPE_E(&s1, j + L);
+    }
+    for (; j + L <= n; j += L)
+        KS_PIPE_E(&s0, j);
+    if (j < n)
+        s1 = v_add(s1, vs_exp(v_sub(v_load_fill(xc + j, n - j, ninf), mc)));
+    for (j = j4; j + L <= n; j += L)
+        a0 = v_max(a0, v_load(xn + j));
+    if (j < n)
+        a1 = v_max(a1, v_load_fill(xn + j, n - j, ninf));
+    *mn = v_hmax(v_max(v_max(a0, a1), v_max(a2, a3)));
+    if (wr) {
+        for (j = j4; j + L <= n; j += L)
+            KS_PIPE_W(j);
+        if (j < n)
+            v_store_n(op + j,
+                      v_sub(v_sub(v_load_n(xp + j, n - j), mp), lp), n - j);
+    }
+    return v_hsum(v_add(s0, s1));
+}
+#undef KS_PIPE_E
+#undef KS_PIPE_W
+
+/* log_softmax of rows of KS_LSM_SHORT < n <= TB_CPU_SUM_BLOCK (and the
+ * rows past the short rows' blocks) as a row pipeline: one loop over a
+ * row's elements sums its exponentials while it takes the next row's
+ * max and writes the previous row (the f64 rows' schedule,
+ * f64_lsm_simd.h); log s a row by vs_log on a broadcast (its lanes are
+ * the group's vector log's).  The same values as ks_lsm_stats and
+ * ks_lsm_write, bit for bit. */
+static void ks_lsm_pipe(const float *x, float *o, int64_t rows, int64_t n)
+{
+    if (rows <= 0)
+        return;
+    float mc = v_hmax(ks_fold4(x, n, -__builtin_inff(), 1)), mn;
+    float s = ks_pipe_row(x, mc, x + (rows > 1 ? n : 0), &mn, x, o, 0.0f,
+                          0.0f, n, 0);
+    for (int64_t r = 1; r < rows; r++) {
+        const float mp = mc, lp = v_first_lane(vs_log(v_set1(s)));
+        mc = mn;
+        s = ks_pipe_row(x + r * n, mc, x + (r + 1 < rows ? r + 1 : r) * n,
+                        &mn, x + (r - 1) * n, o + (r - 1) * n, mp, lp, n,
+                        1);
+    }
+    ks_lsm_write(x + (rows - 1) * n, o + (rows - 1) * n, n, mc,
+                 v_first_lane(vs_log(v_set1(s))), 0);
 }
 
 /* Rows in groups of VS_LANES: short rows as blocks (above); softmax's
- * rows of at most a block by ks_sm_row; otherwise the statistics of
- * each row, one vector log (or inverse) for the group, then the
- * outputs. */
+ * rows of at most a block by ks_sm_row; log_softmax's by ks_lsm_pipe;
+ * otherwise the statistics of each row, one vector log (or inverse)
+ * for the group, then the outputs. */
 static inline __attribute__((always_inline)) void
 ks_rows_f32(const void *px, void *po, int64_t rows, int64_t n, int soft)
 {
@@ -804,6 +962,10 @@ ks_rows_f32(const void *px, void *po, int64_t rows, int64_t n, int soft)
         /* one exp an element (lsm_simd.h) */
         for (; r0 < rows; r0++)
             ks_sm_row(x + r0 * n, o + r0 * n, n);
+        return;
+    }
+    if (!soft && n <= TB_CPU_SUM_BLOCK) {
+        ks_lsm_pipe(x + r0 * n, o + r0 * n, rows - r0, n);
         return;
     }
     for (; r0 < rows; r0 += VS_LANES) {

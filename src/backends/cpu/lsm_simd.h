@@ -11,6 +11,7 @@
 
 #include "kernels.h" /* TB_CPU_SUM_BLOCK */
 #include "vmath_simd.h"
+#include "vtranspose_simd.h"
 
 /* a + b (mx 0) or max(a, b) (mx 1; a constant once inlined). */
 static inline vf ks_fold(vf a, vf b, int mx)
@@ -119,6 +120,56 @@ static inline void ks_row_index(int32_t (*fidx)[VS_LANES], int64_t n)
             if (++col == n)
                 col = 0, row++;
         }
+}
+
+/* col[c] for c < n (1 <= n <= VS_LANES, a constant once inlined; col
+ * holds VS_LANES vectors, those past n scratch): lane r = element c of
+ * row r of the VS_LANES contiguous rows of n at x.  AVX-512: per group
+ * of four columns, four vectors a_j whose 128-bit lane q holds row j +
+ * 4q's four columns (one masked load a lane, the pointer moved back 4q
+ * elements so that the piece lands in lane q; masked lanes read
+ * nothing), then a 4 x 4 transpose inside the 128-bit lanes: at n = 10
+ * 48 loads and 20 shuffles where masked row loads and v_transpose's
+ * 16 x 16 took ~58 shuffles (Zen 4 runs a zmm shuffle on the FMA pipe
+ * the exponentials need, a load on its own ports).  AVX2: masked row
+ * loads and v_transpose.  The same columns either way. */
+static inline __attribute__((always_inline)) void
+ks_load_cols(const float *x, int64_t n, vf *col)
+{
+#if VS_LANES == 16
+#pragma GCC unroll 4
+    for (int64_t g = 0; 4 * g < n; g++) {
+        const int64_t w = n - 4 * g < 4 ? n - 4 * g : 4;
+        const unsigned m4 = (1u << w) - 1;
+        vf a[4];
+#pragma GCC unroll 4
+        for (int64_t j = 0; j < 4; j++) {
+            vf v = _mm512_maskz_loadu_ps((__mmask16)m4, x + j * n + 4 * g);
+#pragma GCC unroll 4
+            for (int64_t q = 1; q < 4; q++)
+                v = _mm512_mask_loadu_ps(v, (__mmask16)(m4 << (4 * q)),
+                                         x + (j + 4 * q) * n + 4 * g -
+                                             4 * q);
+            a[j] = v;
+        }
+        const vf t0 = _mm512_unpacklo_ps(a[0], a[1]);
+        const vf t1 = _mm512_unpackhi_ps(a[0], a[1]);
+        const vf t2 = _mm512_unpacklo_ps(a[2], a[3]);
+        const vf t3 = _mm512_unpackhi_ps(a[2], a[3]);
+        col[4 * g] = _mm512_shuffle_ps(t0, t2, 0x44);
+        if (w > 1)
+            col[4 * g + 1] = _mm512_shuffle_ps(t0, t2, 0xee);
+        if (w > 2)
+            col[4 * g + 2] = _mm512_shuffle_ps(t1, t3, 0x44);
+        if (w > 3)
+            col[4 * g + 3] = _mm512_shuffle_ps(t1, t3, 0xee);
+    }
+#else
+#pragma GCC unroll 8
+    for (int64_t r = 0; r < VS_LANES; r++)
+        col[r] = v_load_n(x + r * n, n);
+    v_transpose(col);
+#endif
 }
 
 /* One vector of the write pass below. */

@@ -40,7 +40,7 @@
 #if VS_LANES == 16
 /* r[i][j] -> r[j][i] for a 16 x 16 block: VT_BLOCKS4, then two rounds
  * of 128-bit lane shuffles put the blocks in place. */
-static inline void v_transpose(vf r[16])
+static inline __attribute__((always_inline)) void v_transpose(vf r[16])
 {
     vf t[16], u[16];
     VT_BLOCKS4(r, t, u);
@@ -58,7 +58,7 @@ static inline void v_transpose(vf r[16])
 #else
 /* r[i][j] -> r[j][i] for an 8 x 8 block: VT_BLOCKS4, then a 128-bit
  * permute. */
-static inline void v_transpose(vf r[8])
+static inline __attribute__((always_inline)) void v_transpose(vf r[8])
 {
     vf t[8], u[8];
     VT_BLOCKS4(r, t, u);
