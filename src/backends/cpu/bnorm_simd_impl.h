@@ -547,28 +547,31 @@ static bool BN_P(stat_far)(const BN_P(stat) *st, double n, double *m)
 }
 
 /* dx[i] = k (g[i] wc - a - (x[i] - m) rstd b), i < n, as A g + B (x -
- * c) + K */
+ * c) + K, g and x read by LDV (a vector) and GET (a value): the body of
+ * BN_P(dx) (g and x as stored) and BN_P(dx_w) (widened f32 copies) */
+#define BN_DX_BODY(LDV, GET)                                              \
+    const BN_F c = (BN_F)m;                                               \
+    const double A = k * wc, B = -k * rstd * b, K = -k * a + B * (c - m); \
+    const BV vc = BV_1(c), va = BV_1((BN_F)A), vb = BV_1((BN_F)B);       \
+    const BV vk = BV_1((BN_F)K);                                          \
+    int64_t i = 0;                                                        \
+    for (; i + 2 * BV_W <= n; i += 2 * BV_W) {                            \
+        const BV e0 = BV_SUB(LDV(x + i), vc);                             \
+        const BV e1 = BV_SUB(LDV(x + i + BV_W), vc);                      \
+        BV_ST2(dx + i, BV_FMA(va, LDV(g + i), BV_FMA(vb, e0, vk)),        \
+               BV_FMA(va, LDV(g + i + BV_W), BV_FMA(vb, e1, vk)));        \
+    }                                                                     \
+    for (; i + BV_W <= n; i += BV_W) {                                    \
+        const BV e = BV_SUB(LDV(x + i), vc);                              \
+        BV_ST(dx + i, BV_FMA(va, LDV(g + i), BV_FMA(vb, e, vk)));         \
+    }                                                                     \
+    for (; i < n; i++)                                                    \
+        BN_PUT(dx, i, A * GET(g, i) + (B * (GET(x, i) - c) + K))
 static void BN_P(dx)(const BN_T *g, const BN_T *x, BN_T *dx, int64_t n,
                      double m, double rstd, double k, double wc, double a,
                      double b)
 {
-    const BN_F c = (BN_F)m;
-    const double A = k * wc, B = -k * rstd * b, K = -k * a + B * (c - m);
-    const BV vc = BV_1(c), va = BV_1((BN_F)A), vb = BV_1((BN_F)B);
-    const BV vk = BV_1((BN_F)K);
-    int64_t i = 0;
-    for (; i + 2 * BV_W <= n; i += 2 * BV_W) {
-        const BV e0 = BV_SUB(BV_LD(x + i), vc);
-        const BV e1 = BV_SUB(BV_LD(x + i + BV_W), vc);
-        BV_ST2(dx + i, BV_FMA(va, BV_LD(g + i), BV_FMA(vb, e0, vk)),
-               BV_FMA(va, BV_LD(g + i + BV_W), BV_FMA(vb, e1, vk)));
-    }
-    for (; i + BV_W <= n; i += BV_W) {
-        const BV e = BV_SUB(BV_LD(x + i), vc);
-        BV_ST(dx + i, BV_FMA(va, BV_LD(g + i), BV_FMA(vb, e, vk)));
-    }
-    for (; i < n; i++)
-        BN_PUT(dx, i, A * BN_GET(g, i) + (B * (BN_GET(x, i) - c) + K));
+    BN_DX_BODY(BV_LD, BN_GET);
 }
 
 /* batch_norm over channels [c0, c1) (bnorm_c.c's BATCH_NORM_CH).  In
@@ -831,28 +834,14 @@ static void BN_P(xgsums_w)(const BN_T *g, const BN_T *x, int64_t n,
 }
 
 /* BN_P(dx) on the widened g and x (BN_P(xgsums_w)'s) */
+#define BN_DX_GETW(p, i) ((p)[i])
 static void BN_P(dx_w)(const float *g, const float *x, BN_T *dx, int64_t n,
                        double m, double rstd, double k, double wc,
                        double a, double b)
 {
-    const BN_F c = (BN_F)m;
-    const double A = k * wc, B = -k * rstd * b, K = -k * a + B * (c - m);
-    const BV vc = BV_1(c), va = BV_1((BN_F)A), vb = BV_1((BN_F)B);
-    const BV vk = BV_1((BN_F)K);
-    int64_t i = 0;
-    for (; i + 2 * BV_W <= n; i += 2 * BV_W) {
-        const BV e0 = BV_SUB(_mm512_loadu_ps(x + i), vc);
-        const BV e1 = BV_SUB(_mm512_loadu_ps(x + i + BV_W), vc);
-        BV_ST2(dx + i, BV_FMA(va, _mm512_loadu_ps(g + i), BV_FMA(vb, e0, vk)),
-               BV_FMA(va, _mm512_loadu_ps(g + i + BV_W), BV_FMA(vb, e1, vk)));
-    }
-    for (; i + BV_W <= n; i += BV_W) {
-        const BV e = BV_SUB(_mm512_loadu_ps(x + i), vc);
-        BV_ST(dx + i, BV_FMA(va, _mm512_loadu_ps(g + i), BV_FMA(vb, e, vk)));
-    }
-    for (; i < n; i++)
-        BN_PUT(dx, i, A * g[i] + (B * (x[i] - c) + K));
+    BN_DX_BODY(_mm512_loadu_ps, BN_DX_GETW);
 }
+#undef BN_DX_GETW
 #endif
 
 /* group_norm_backward over (sample, group) pairs [r0, r1)
@@ -963,4 +952,5 @@ static const tb_cpu_bnorm_parts BN_P(parts) = {
 #undef BN_GN_SCR
 #undef BN_FLD
 #undef BN_XSUB
+#undef BN_DX_BODY
 #endif
