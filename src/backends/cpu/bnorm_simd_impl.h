@@ -441,9 +441,17 @@ static void BN_P(gsums)(const BN_T *g, const BN_T *x, int64_t n,
 
 /* One pass over x and g: st += the sums of d = x[i] - c and d^2, gs +=
  * the sums of g[i] and g[i] d (gs's c is st's), i < n: the statistics'
- * and the gradients' sums from one read of the values. */
-static void BN_P(xgsums)(const BN_T *g, const BN_T *x, int64_t n,
-                         BN_P(stat) *st, BN_P(stat) *gs)
+ * and the gradients' sums from one read of the values; with keep (the
+ * 16-bit rows' BN_P(xgsums_w)) the widened g and x also stored to
+ * gw[0..n), xw[0..n).  Inlined with keep a constant. */
+#if BN_H16
+#define BN_KEEPW(p, v) _mm512_storeu_ps((p), (v))
+#else
+#define BN_KEEPW(p, v) ((void)(p), (void)(v))
+#endif
+static inline __attribute__((always_inline)) void
+BN_P(xgsums_)(const BN_T *g, const BN_T *x, int64_t n, BN_P(stat) *st,
+              BN_P(stat) *gs, float *gw, float *xw, int keep)
 {
     const BV vc = BV_1(st->c), z = BV_1(0);
     rd d1 = st->d1, d2 = st->d2, h1 = gs->d1, h2 = gs->d2;
@@ -451,9 +459,15 @@ static void BN_P(xgsums)(const BN_T *g, const BN_T *x, int64_t n,
     while (i + 2 * BV_W <= n) {
         BV a0 = z, a1 = z, q0 = z, q1 = z, s0 = z, s1 = z, t0 = z, t1 = z;
         for (int k = 0; k < BN_BLK && i + 2 * BV_W <= n; k++, i += 2 * BV_W) {
-            const BV e0 = BV_SUB(BV_LD(x + i), vc);
-            const BV e1 = BV_SUB(BV_LD(x + i + BV_W), vc);
+            const BV x0 = BV_LD(x + i), x1 = BV_LD(x + i + BV_W);
             const BV g0 = BV_LD(g + i), g1 = BV_LD(g + i + BV_W);
+            if (keep) {
+                BN_KEEPW(xw + i, x0);
+                BN_KEEPW(xw + i + BV_W, x1);
+                BN_KEEPW(gw + i, g0);
+                BN_KEEPW(gw + i + BV_W, g1);
+            }
+            const BV e0 = BV_SUB(x0, vc), e1 = BV_SUB(x1, vc);
             a0 = BV_ADD(a0, e0);
             a1 = BV_ADD(a1, e1);
             q0 = BV_FMA(e0, e0, q0);
@@ -469,6 +483,10 @@ static void BN_P(xgsums)(const BN_T *g, const BN_T *x, int64_t n,
         BV_ACC(h2, BV_ADD(t0, t1));
     }
     for (; i < n; i++) {
+        if (keep) {
+            xw[i] = (float)BN_GET(x, i);
+            gw[i] = (float)BN_GET(g, i);
+        }
         const double e = BN_GET(x, i) - st->c;
         st->s1 += e;
         st->s2 += e * e;
@@ -479,6 +497,12 @@ static void BN_P(xgsums)(const BN_T *g, const BN_T *x, int64_t n,
     st->d2 = d2;
     gs->d1 = h1;
     gs->d2 = h2;
+}
+#undef BN_KEEPW
+static void BN_P(xgsums)(const BN_T *g, const BN_T *x, int64_t n,
+                         BN_P(stat) *st, BN_P(stat) *gs)
+{
+    BN_P(xgsums_)(g, x, n, st, gs, NULL, NULL, 0);
 }
 
 #if BV_W == 16
@@ -791,46 +815,7 @@ static void BN_P(xgsums_w)(const BN_T *g, const BN_T *x, int64_t n,
                            BN_P(stat) *st, BN_P(stat) *gs, float *gw,
                            float *xw)
 {
-    const BV vc = BV_1(st->c), z = BV_1(0);
-    rd d1 = st->d1, d2 = st->d2, h1 = gs->d1, h2 = gs->d2;
-    int64_t i = 0;
-    while (i + 2 * BV_W <= n) {
-        BV a0 = z, a1 = z, q0 = z, q1 = z, s0 = z, s1 = z, t0 = z, t1 = z;
-        for (int k = 0; k < BN_BLK && i + 2 * BV_W <= n; k++, i += 2 * BV_W) {
-            const BV x0 = BV_LD(x + i), x1 = BV_LD(x + i + BV_W);
-            const BV g0 = BV_LD(g + i), g1 = BV_LD(g + i + BV_W);
-            _mm512_storeu_ps(xw + i, x0);
-            _mm512_storeu_ps(xw + i + BV_W, x1);
-            _mm512_storeu_ps(gw + i, g0);
-            _mm512_storeu_ps(gw + i + BV_W, g1);
-            const BV e0 = BV_SUB(x0, vc), e1 = BV_SUB(x1, vc);
-            a0 = BV_ADD(a0, e0);
-            a1 = BV_ADD(a1, e1);
-            q0 = BV_FMA(e0, e0, q0);
-            q1 = BV_FMA(e1, e1, q1);
-            s0 = BV_ADD(s0, g0);
-            s1 = BV_ADD(s1, g1);
-            t0 = BV_FMA(g0, e0, t0);
-            t1 = BV_FMA(g1, e1, t1);
-        }
-        BV_ACC(d1, BV_ADD(a0, a1));
-        BV_ACC(d2, BV_ADD(q0, q1));
-        BV_ACC(h1, BV_ADD(s0, s1));
-        BV_ACC(h2, BV_ADD(t0, t1));
-    }
-    for (; i < n; i++) {
-        xw[i] = BN_GET(x, i);
-        gw[i] = BN_GET(g, i);
-        const double e = xw[i] - st->c;
-        st->s1 += e;
-        st->s2 += e * e;
-        gs->s1 += gw[i];
-        gs->s2 += (double)gw[i] * e;
-    }
-    st->d1 = d1;
-    st->d2 = d2;
-    gs->d1 = h1;
-    gs->d2 = h2;
+    BN_P(xgsums_)(g, x, n, st, gs, gw, xw, 1);
 }
 
 /* BN_P(dx) on the widened g and x (BN_P(xgsums_w)'s) */
