@@ -252,14 +252,16 @@ void test_xs_softplus_ulp(void **state)
 /* max, min, argmax (ops_simd.h's reduction rows) at every isa value and
  * thread count on lanes with NaNs (none, first, middle, last, two,
  * several in one lane), infinities and signed-zero ties (either sign
- * first, or random signs as the maximum), contiguous (no axis, the last axis)
- * and strided (axis 0): the portable row's values exactly (== for
- * values, so -0 and +0 tie: the portable rows themselves do not keep the
- * first zero's sign; NaN for NaN), argmax's index exactly; dt f32 (the
- * rows of ops_simd.h) or f64 (f64_simd_impl.h's). */
+ * first, or random signs as the maximum), contiguous (no axis, the last
+ * axis of 3 and of 37 rows: the short rows' blocks) and strided (axis
+ * 0): the portable row's values exactly (== for values, so -0 and +0
+ * tie: the portable rows themselves do not keep the first zero's sign;
+ * NaN for NaN), argmax's index exactly; dt f32 (the rows of ops_simd.h)
+ * or f64 (f64_simd_impl.h's). */
 static void xs_reduce_special(tb_dtype dt)
 {
-    static const int lens[] = {1, 5, 63, 64, 65, 200, 1031, 2, 10, 17};
+    static const int lens[] = {1, 5, 63, 64, 65, 200, 1031, 2, 10, 17,
+                               8, 16};
     static const tb_op_id ids[] = {TB_OP_max, TB_OP_min, TB_OP_argmax};
     tb_axis ax[TB_MAX_AXES];
     assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
@@ -271,21 +273,24 @@ static void xs_reduce_special(tb_dtype dt)
             assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
             for (int li = 0; li < (int)(sizeof lens / sizeof lens[0]); li++)
                 for (int pat = 0; pat < 10; pat++)
-                    for (int ai = 0; ai < 3; ai++)
+                    for (int ai = 0; ai < 4; ai++)
                         for (int oi = 0; oi < 3; oi++) {
                             const tb_op *op = tb_op_get(ids[oi]);
                             const int len = lens[li];
                             /* ai 0: [len]; 1: [3, len] axis 1; 2: [len, 19]
                              * axis 0 (19 lanes: whole vectors and a
-                             * tail) */
+                             * tail); 3: [37, len] axis 1 (short rows
+                             * in blocks of 8 or 16 and a tail, split
+                             * over the threads) */
                             tb_shape sh = ai == 0   ? S(1, len)
                                           : ai == 1 ? S(2, 3, len)
+                                          : ai == 3 ? S(2, 37, len)
                                                     : S(2, len, 19);
                             tb_params p = {0};
                             if (ai)
                                 assert_int_equal(
                                     tb_params_set(op, &p, "axis",
-                                                  ai == 1 ? 1 : 0, err,
+                                                  ai == 2 ? 0 : 1, err,
                                                   sizeof err),
                                     0);
                             tb_params_defaults(op, &p);

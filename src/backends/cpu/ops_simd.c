@@ -127,6 +127,8 @@ typedef struct xs_red_job {
     tb_cpu_simd_cols_fn cols;
     tb_cpu_simd_lane64_fn lane64;
     tb_cpu_simd_cols64_fn cols64;
+    tb_cpu_simd_rows_fn rows; /* short last-axis rows, or NULL */
+    int64_t short_n;
     const void *x;
     void *o;
     int64_t outer, len, inner, corr;
@@ -139,6 +141,12 @@ static void xs_red_task(void *argp, int part, int nparts)
     size_t esz = j->lane64 ? sizeof(double) : sizeof(float);
     int64_t b, e;
     tb_cpu_span(j->outer, 1, part, nparts, &b, &e);
+    if (j->inner == 1 && j->rows && j->len <= j->short_n) {
+        if (b < e)
+            j->rows((const float *)j->x + b * j->len, (float *)j->o + b,
+                    e - b, j->len);
+        return;
+    }
     for (int64_t o = b; o < e; o++) {
         const char *x =
             (const char *)j->x + (size_t)(o * j->len * j->inner) * esz;
@@ -199,7 +207,18 @@ int tb_cpu_simd_reduce(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
                        tb_tensor *out, const tb_params *p,
                        tb_cpu_simd_lane_fn lane, tb_cpu_simd_cols_fn cols)
 {
-    xs_red_job j = {.lane = lane, .cols = cols,
+    return tb_cpu_simd_reduce_rows(ctx, lv, id, in, out, p, lane, cols,
+                                   NULL, 0);
+}
+
+int tb_cpu_simd_reduce_rows(void *ctx, int lv, tb_op_id id,
+                            const tb_tensor *in, tb_tensor *out,
+                            const tb_params *p, tb_cpu_simd_lane_fn lane,
+                            tb_cpu_simd_cols_fn cols,
+                            tb_cpu_simd_rows_fn rows, int64_t short_n)
+{
+    xs_red_job j = {.lane = lane, .cols = cols, .rows = rows,
+                    .short_n = short_n,
                     .cw = id == TB_OP_var ? TB_CPU_SIMD_COLS
                                           : TB_CPU_SIMD_COLS32};
     return xs_reduce_run(ctx, lv, id, TB_F32, in, out, p, &j);

@@ -105,6 +105,19 @@ int tb_cpu_simd_binary(void *ctx, int lv, tb_op_id id, tb_dtype dt,
 TB_CPU_SIMD_REDUCE_API(, float)
 TB_CPU_SIMD_REDUCE_API(64, double)
 
+/* Short last-axis rows of f32 several at once: o[r] = the reduction of
+ * row r of x's rows x len (len <= the short_n given with it), the lane
+ * function's value for each row. */
+typedef void (*tb_cpu_simd_rows_fn)(const float *x, float *o, int64_t rows,
+                                    int64_t len);
+/* tb_cpu_simd_reduce, with rows (and short_n) for a last axis of at most
+ * short_n elements */
+int tb_cpu_simd_reduce_rows(void *ctx, int lv, tb_op_id id,
+                            const tb_tensor *in, tb_tensor *out,
+                            const tb_params *p, tb_cpu_simd_lane_fn lane,
+                            tb_cpu_simd_cols_fn cols,
+                            tb_cpu_simd_rows_fn rows, int64_t short_n);
+
 /* tb_cpu_simd_binary with fn_nt in place of fn where both inputs have the
  * output's element count and the three tensors hold at least 64 MiB
  * (cpu.c's streaming-store threshold): fn_nt gives fn's values, the
