@@ -207,14 +207,7 @@ static void bw_lsm_short(const float *g, const float *y, float *dx,
     case N:                                                               \
         bw_lsm_short_n(g, y, dx, nb, N);                                  \
         return;
-        BW_SHORT_CASE(1) BW_SHORT_CASE(2) BW_SHORT_CASE(3)
-        BW_SHORT_CASE(4) BW_SHORT_CASE(5) BW_SHORT_CASE(6)
-        BW_SHORT_CASE(7) BW_SHORT_CASE(8)
-#if VS_LANES == 16
-        BW_SHORT_CASE(9) BW_SHORT_CASE(10) BW_SHORT_CASE(11)
-        BW_SHORT_CASE(12) BW_SHORT_CASE(13) BW_SHORT_CASE(14)
-        BW_SHORT_CASE(15) BW_SHORT_CASE(16)
-#endif
+        KS_SHORT_NS(BW_SHORT_CASE)
 #undef BW_SHORT_CASE
     default:
         bw_lsm_short_n(g, y, dx, nb, n);

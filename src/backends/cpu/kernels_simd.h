@@ -424,12 +424,7 @@ static void ks_sum_f32_short(const void *px, int64_t rows, int64_t n,
     case N:                                                               \
         ks_sum_f32_short_n(px, rows, N, out);                             \
         return;
-        KS_SUM_CASE(1) KS_SUM_CASE(2) KS_SUM_CASE(3) KS_SUM_CASE(4)
-        KS_SUM_CASE(5) KS_SUM_CASE(6) KS_SUM_CASE(7) KS_SUM_CASE(8)
-#if VS_LANES == 16
-        KS_SUM_CASE(9) KS_SUM_CASE(10) KS_SUM_CASE(11) KS_SUM_CASE(12)
-        KS_SUM_CASE(13) KS_SUM_CASE(14) KS_SUM_CASE(15) KS_SUM_CASE(16)
-#endif
+        KS_SHORT_NS(KS_SUM_CASE)
 #undef KS_SUM_CASE
     default:
         ks_sum_f32_short_n(px, rows, n, out);
@@ -813,13 +808,6 @@ ks_short_rows(const float *x, float *o, int64_t nb, int64_t n, int soft)
  * (n a constant: the loops unrolled, the columns in registers; with n a
  * variable they lived on the stack), the gathered rows' one instance
  * with n a variable. */
-#if VS_LANES == 16
-#define KS_SHORT_NS(X)                                                    \
-    X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)  \
-        X(14) X(15) X(16)
-#else
-#define KS_SHORT_NS(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
-#endif
 #define KS_SHORT_CASE(N)                                                  \
     case N:                                                               \
         if (soft)                                                         \

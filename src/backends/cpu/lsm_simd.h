@@ -122,6 +122,17 @@ static inline void ks_row_index(int32_t (*fidx)[VS_LANES], int64_t n)
         }
 }
 
+/* X(n) for every short-row length n = 1 .. VS_LANES: the case lists of
+ * the short-row paths' per-n instances (a switch on n, n a constant in
+ * each case) */
+#if VS_LANES == 16
+#define KS_SHORT_NS(X)                                                    \
+    X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)  \
+        X(14) X(15) X(16)
+#else
+#define KS_SHORT_NS(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
+#endif
+
 /* col[c] for c < n (1 <= n <= VS_LANES, a constant once inlined; col
  * holds VS_LANES vectors, those past n scratch): lane r = element c of
  * row r of the VS_LANES contiguous rows of n at x.  AVX-512: per group

@@ -731,12 +731,7 @@ xs_extreme_rows(const float *x, float *o, int64_t rows, int64_t n,
                 int is_max)
 {
     switch (n) {
-        XS_ROWS_CASE(1) XS_ROWS_CASE(2) XS_ROWS_CASE(3) XS_ROWS_CASE(4)
-        XS_ROWS_CASE(5) XS_ROWS_CASE(6) XS_ROWS_CASE(7) XS_ROWS_CASE(8)
-#if VS_LANES == 16
-        XS_ROWS_CASE(9) XS_ROWS_CASE(10) XS_ROWS_CASE(11) XS_ROWS_CASE(12)
-        XS_ROWS_CASE(13) XS_ROWS_CASE(14) XS_ROWS_CASE(15) XS_ROWS_CASE(16)
-#endif
+        KS_SHORT_NS(XS_ROWS_CASE)
     default: /* (longer rows do not come here: short_n) */
         for (int64_t r = 0; r < rows; r++) {
             int64_t at;
