@@ -236,6 +236,48 @@ static void cpu_conv_task(void *argp, int part, int nparts)
     j->rc[part] = cpu_conv_images(j, col, b, e, 1, NULL);
 }
 
+#if TB_CPU_HAVE_AVX512
+/* The direct loop's packed weights at wp (wpsz elements, after the
+ * parts' buffers): wp [ceil(O/8), R, 8], w's rows 8 at a time,
+ * interleaved, zero past O (bf16: R rounded up to even, a dword a pair
+ * of taps), then bf16's bias widened to f32; sets j->wp and j->biasf. */
+static void cpu_convd_pack(cpu_conv_job *j, char *wp, size_t wpsz)
+{
+    const size_t es = j->esz;
+    const int64_t rw = j->dt == TB_BF16 ? 2 * ((j->R + 1) / 2) : j->R;
+    const int64_t nb = (j->O + TB_CPU_CONVD_OB - 1) / TB_CPU_CONVD_OB;
+    memset(wp, 0, (size_t)(nb * TB_CPU_CONVD_OB * rw) * es);
+    /* typed: a memcpy an element cost 7% of a bf16 8x4x16x16 conv */
+#define CPU_CONVD_PACK(T, RU)                                             \
+    for (int64_t o = 0; o < j->O; o++) {                                  \
+        T *d = (T *)wp + (o / TB_CPU_CONVD_OB) * rw * TB_CPU_CONVD_OB +   \
+               (o % TB_CPU_CONVD_OB) * (RU);                              \
+        const T *sw = (const T *)j->w + o * j->R;                         \
+        for (int64_t r = 0; r < j->R; r++)                                \
+            d[(r - r % (RU)) * TB_CPU_CONVD_OB + r % (RU)] = sw[r];       \
+    }
+    if (es == 2) {
+        CPU_CONVD_PACK(uint16_t, 2)
+    } else if (es == 4) {
+        CPU_CONVD_PACK(float, 1)
+    } else {
+        CPU_CONVD_PACK(double, 1)
+    }
+#undef CPU_CONVD_PACK
+    j->wp = wp;
+    if (j->dt == TB_BF16 && j->bias) {
+        /* bf16 to f32: the bits in the high half (exact) */
+        float *bf = (float *)(wp + (size_t)(wpsz - 2 * (size_t)j->O) * es);
+        for (int64_t o = 0; o < j->O; o++) {
+            const uint32_t u = (uint32_t)((const uint16_t *)j->bias)[o]
+                               << 16;
+            memcpy(bf + o, &u, sizeof u);
+        }
+        j->biasf = bf;
+    }
+}
+#endif
+
 /* conv2d (with_bias) / conv2d_nobias of x [N, C, H, W] and w [O, C, KH,
  * KW] (+ b [O]), params 0 stride, 1 padding, 2 dilation; the output must
  * have the shape the op's rule gives.  Many images: the images are split
@@ -340,43 +382,8 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (!j.col)
         return TB_ENOMEM;
 #if TB_CPU_HAVE_AVX512
-    if (j.direct) {
-        /* wp [ceil(O/8), R, 8]: w's rows 8 at a time, interleaved, zero
-         * past O (bf16: R rounded up to even, a dword a pair of taps) */
-        char *wp = j.col + (size_t)parts * j.colsz * j.esz;
-        const size_t es = j.esz;
-        const int64_t rw = dt == TB_BF16 ? 2 * ((j.R + 1) / 2) : j.R;
-        const int64_t nb = (j.O + TB_CPU_CONVD_OB - 1) / TB_CPU_CONVD_OB;
-        memset(wp, 0, (size_t)(nb * TB_CPU_CONVD_OB * rw) * es);
-        /* typed: a memcpy an element cost 7% of a bf16 8x4x16x16 conv */
-#define CPU_CONVD_PACK(T, RU)                                             \
-    for (int64_t o = 0; o < j.O; o++) {                                   \
-        T *d = (T *)wp + (o / TB_CPU_CONVD_OB) * rw * TB_CPU_CONVD_OB +   \
-               (o % TB_CPU_CONVD_OB) * (RU);                              \
-        const T *sw = (const T *)j.w + o * j.R;                           \
-        for (int64_t r = 0; r < j.R; r++)                                 \
-            d[(r - r % (RU)) * TB_CPU_CONVD_OB + r % (RU)] = sw[r];       \
-    }
-        if (es == 2) {
-            CPU_CONVD_PACK(uint16_t, 2)
-        } else if (es == 4) {
-            CPU_CONVD_PACK(float, 1)
-        } else {
-            CPU_CONVD_PACK(double, 1)
-        }
-#undef CPU_CONVD_PACK
-        j.wp = wp;
-        if (dt == TB_BF16 && j.bias) {
-            /* bf16 to f32: the bits in the high half (exact) */
-            float *bf = (float *)(wp + (size_t)(wpsz - 2 * (size_t)j.O) * es);
-            for (int64_t o = 0; o < j.O; o++) {
-                const uint32_t u =
-                    (uint32_t)((const uint16_t *)j.bias)[o] << 16;
-                memcpy(bf + o, &u, sizeof u);
-            }
-            j.biasf = bf;
-        }
-    }
+    if (j.direct)
+        cpu_convd_pack(&j, j.col + (size_t)parts * j.colsz * j.esz, wpsz);
 #endif
     if (parts > 1) {
         parts = cpu_pool_run(c->pool, parts, cpu_conv_task, &j);
