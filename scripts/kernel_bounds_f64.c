@@ -9,9 +9,9 @@
  *
  * Each loop calls the same inline functions the shipped rows call
  * (f64_simd_impl.h, rand_simd_impl.h), with the rows' own step: one
- * vector for the DX_LOOP rows (exp, log, sigmoid, tanh, silu,
- * gelu_tanh), two for softplus's
- * loop (at beta 1, the default: no division by beta), DX_IL for the
+ * vector for the DX_LOOP rows (exp, log, tanh), DX_SV (4 at AVX-512, 2
+ * at AVX2) for the DX_NLOOP rows (sigmoid, silu, gelu_tanh) and
+ * softplus's loop (at beta 1, the default: no division by beta), DX_IL for the
  * dx_blocks rows (gelu, gelu_backward, pow), RS_IL pairs of vectors for rand_normal,
  * two for the softmax family's fused passes (KB_LSM).
  * The script follows, from each region's start, the shortest path to
@@ -51,10 +51,28 @@
 
 KB_UNARY(exp_f64, dx_exp(a))
 KB_UNARY(log_f64, dx_log(a))
-KB_UNARY(sigmoid_f64, dx_sigmoid(a))
 KB_UNARY(tanh_f64, dx_tanh(a))
-KB_UNARY(silu_f64, dx_silu(a))
-KB_UNARY(gelu_tanh_f64, dx_gelu_tanh(a))
+
+/* DX_SV vectors a step, each phase for all, as DX_NLOOP */
+#define KB_NUNARY(ROW, NAME)                                              \
+    void kb_##ROW(const double *x, double *y, long n);                    \
+    KB_FLAT void kb_##ROW(const double *x, double *y, long n)             \
+    {                                                                     \
+        KB_VECTORS(ROW, DX_SV);                                           \
+        for (long i = 0; i + DX_SV * RS_W <= n; i += DX_SV * RS_W) {      \
+            KB_BEGIN(ROW);                                                \
+            rd v[DX_SV], r[DX_SV];                                        \
+            for (int j = 0; j < DX_SV; j++)                               \
+                v[j] = rs_loadd(x + i + j * RS_W);                        \
+            NAME(v, r);                                                   \
+            for (int j = 0; j < DX_SV; j++)                               \
+                rs_stored(y + i + j * RS_W, r[j]);                        \
+            KB_END(ROW);                                                  \
+        }                                                                 \
+    }
+KB_NUNARY(sigmoid_f64, dx_sigmoid_n)
+KB_NUNARY(silu_f64, dx_silu_n)
+KB_NUNARY(gelu_tanh_f64, dx_gelu_tanh_n)
 /* sqrt and rsqrt are left out: their step is the divider's (vsqrtpd;
  * rsqrt's reciprocal at AVX-512 in the FMA pipes beside it), and both
  * models' divider is slower than Zen 4's: icelake-server gives sqrt 3.0
@@ -68,16 +86,21 @@ void kb_softplus_f64(const double *x, double *y, long n);
 KB_FLAT void kb_softplus_f64(const double *x, double *y, long n)
 {
     const rd beta = rs_d1(1.0), thr = rs_d1(20.0);
-    KB_VECTORS(softplus_f64, 2);
-    for (long i = 0; i + 2 * RS_W <= n; i += 2 * RS_W) {
+    KB_VECTORS(softplus_f64, DX_SV);
+    for (long i = 0; i + DX_SV * RS_W <= n; i += DX_SV * RS_W) {
         KB_BEGIN(softplus_f64);
-        rd v0 = rs_loadd(x + i), v1 = rs_loadd(x + i + RS_W);
-        rd z0 = rs_mul(beta, v0), z1 = rs_mul(beta, v1);
-        rd t0 = dx_exp_neg(rs_sub(rs_d1(0.0), rs_abs(z0)));
-        rd t1 = dx_exp_neg(rs_sub(rs_d1(0.0), rs_abs(z1)));
-        rd l0 = dx_log1p(t0), l1 = dx_log1p(t1);
-        rs_stored(y + i, dx_softplus_end(v0, z0, l0, beta, thr, 0));
-        rs_stored(y + i + RS_W, dx_softplus_end(v1, z1, l1, beta, thr, 0));
+        rd v[DX_SV], z[DX_SV], t[DX_SV];
+        for (int j = 0; j < DX_SV; j++) {
+            v[j] = rs_loadd(x + i + j * RS_W);
+            z[j] = rs_mul(beta, v[j]);
+        }
+        for (int j = 0; j < DX_SV; j++)
+            t[j] = dx_exp_neg(rs_sub(rs_d1(0.0), rs_abs(z[j])));
+        for (int j = 0; j < DX_SV; j++)
+            t[j] = dx_log1p(t[j]);
+        for (int j = 0; j < DX_SV; j++)
+            rs_stored(y + i + j * RS_W,
+                      dx_softplus_end(v[j], z[j], t[j], beta, thr, 0));
         KB_END(softplus_f64);
     }
 }

@@ -175,6 +175,12 @@ void kb_pow_f64(const double *a, const double *b, double *y, long n);
 void kb_log_bf16(const uint16_t *pa, uint16_t *po, long n);
 void kb_log_f16(const uint16_t *pa, uint16_t *po, long n);
 void kb_tanh_f64(const double *x, double *y, long n);
+void kb_exp_f64(const double *x, double *y, long n);
+void kb_log_f64(const double *x, double *y, long n);
+void kb_sigmoid_f64(const double *x, double *y, long n);
+void kb_silu_f64(const double *x, double *y, long n);
+void kb_gelu_tanh_f64(const double *x, double *y, long n);
+void kb_softplus_f64(const double *x, double *y, long n);
 void kb_sigmoid_backward_f64(const double *g, const double *x, double *y,
                              long n);
 void kb_tanh_backward_f64(const double *g, const double *x, double *y,
@@ -288,6 +294,12 @@ ROW_T(r_log_bf16, kb_log_bf16(ba, ho, RN))
 ROW_T(r_log_f16, kb_log_f16(fa, ho, RN))
 ROW_T(r_pow_f64, kb_pow_f64(pa, pb, dy, RN))
 ROW_T(r_tanh_f64, kb_tanh_f64(da, dy, RN))
+ROW_T(r_exp_f64, kb_exp_f64(da, dy, RN))
+ROW_T(r_log_f64, kb_log_f64(pa, dy, RN))
+ROW_T(r_sig_f64, kb_sigmoid_f64(da, dy, RN))
+ROW_T(r_silu_f64, kb_silu_f64(da, dy, RN))
+ROW_T(r_gelut_f64, kb_gelu_tanh_f64(da, dy, RN))
+ROW_T(r_softp_f64, kb_softplus_f64(da, dy, RN))
 ROW_T(r_sigb_f64, kb_sigmoid_backward_f64(da, db, dy, RN))
 ROW_T(r_tanhb_f64, kb_tanh_backward_f64(da, db, dy, RN))
 
@@ -518,6 +530,12 @@ int main(int argc, char **argv)
         {"log_f16_avx512", r_log_f16, RN, RCALLS},
         {"pow_f64_avx512", r_pow_f64, RN, RCALLS},
         {"tanh_f64_avx512", r_tanh_f64, RN, RCALLS},
+        {"exp_f64_avx512", r_exp_f64, RN, RCALLS},
+        {"log_f64_avx512", r_log_f64, RN, RCALLS},
+        {"sigmoid_f64_avx512", r_sig_f64, RN, RCALLS},
+        {"silu_f64_avx512", r_silu_f64, RN, RCALLS},
+        {"gelu_tanh_f64_avx512", r_gelut_f64, RN, RCALLS},
+        {"softplus_f64_avx512", r_softp_f64, RN, RCALLS},
         {"sigmoid_backward_f64_avx512", r_sigb_f64, RN, RCALLS},
         {"tanh_backward_f64_avx512", r_tanhb_f64, RN, RCALLS},
         {"sgd_bf16_avx512bf16", o_sgd_bf16, RN, RCALLS},

@@ -247,7 +247,7 @@ def loop_rows():
                         ("scripts/kernel_bounds_f64.c", "f64")):
         with open(path, encoding="utf-8") as f:
             src = f.read()
-        rows = set(re.findall(r"^KB_(?:UNARY|BINARY|BWD|LSM)\((\w+),", src,
+        rows = set(re.findall(r"^KB_(?:N?UNARY|BINARY|BWD|LSM)\((\w+),", src,
                               re.M)) | \
             set(re.findall(r"KB_BEGIN\((\w+)\);", src))
         rows.discard("ROW")  # the loop macros' own KB_BEGIN(ROW)
