@@ -9,8 +9,8 @@
  *
  * Each loop calls the same inline functions the shipped rows call
  * (f64_simd_impl.h, rand_simd_impl.h), with the rows' own step: one
- * vector for the DX_LOOP rows (exp, log, tanh), DX_SV (4 at AVX-512, 2
- * at AVX2) for the DX_NLOOP rows (sigmoid, silu, gelu_tanh) and
+ * vector for the DX_LOOP rows (exp, log), DX_SV (4 at AVX-512, 2
+ * at AVX2) for the DX_NLOOP rows (sigmoid, tanh, silu, gelu_tanh) and
  * softplus's loop (at beta 1, the default: no division by beta), DX_IL for the
  * dx_blocks rows (gelu, gelu_backward, pow), RS_IL pairs of vectors for rand_normal,
  * two for the softmax family's fused passes (KB_LSM).
@@ -51,7 +51,6 @@
 
 KB_UNARY(exp_f64, dx_exp(a))
 KB_UNARY(log_f64, dx_log(a))
-KB_UNARY(tanh_f64, dx_tanh(a))
 
 /* DX_SV vectors a step, each phase for all, as DX_NLOOP */
 #define KB_NUNARY(ROW, NAME)                                              \
@@ -71,6 +70,7 @@ KB_UNARY(tanh_f64, dx_tanh(a))
         }                                                                 \
     }
 KB_NUNARY(sigmoid_f64, dx_sigmoid_n)
+KB_NUNARY(tanh_f64, dx_tanh_n)
 KB_NUNARY(silu_f64, dx_silu_n)
 KB_NUNARY(gelu_tanh_f64, dx_gelu_tanh_n)
 /* sqrt and rsqrt are left out: their step is the divider's (vsqrtpd;
