@@ -411,6 +411,81 @@ static void test_fused(void **state)
         print_message("# no SIMD level here: fused loops not run\n");
 }
 
+/* Each SIMD level's row-broadcast maximum and minimum (half_simd.h's
+ * hs_mmrows: b's keys once a chunk of columns) against the portable
+ * rule on the widened values, as test_fused checks the fused loops:
+ * every 16-bit pattern of a (NaN, infinities, -0 included) in rows of
+ * lengths about the vectors and the chunk (HS_MMR_C 1024: 2100 takes
+ * three chunks), b a row of random patterns, first with no NaN (the
+ * keyed steps; b[0] -0 and b[1] +0 against a's zeros), then with one
+ * (that chunk row by row by the fused loop). */
+static void test_mmrows(void **state)
+{
+    (void)state;
+    enum { N = 65536, B = 2100 };
+    static uint16_t a[N], b[B], o[N + 1];
+    const int64_t lens[] = {1, 31, 32, 33, 63, 64, 65, 1000, 1024, 1100, B};
+    int levels = 0;
+    for (int lv = TB_ISA_SCALAR + 1; lv <= tb_cpu_isa_max(); lv++) {
+        if (!tb_cpu_isa_built(lv))
+            continue;
+        levels++;
+        const tb_dtype dts[2] = {TB_BF16, TB_F16};
+        for (int di = 0; di < 2; di++) {
+            const tb_dtype dt = dts[di];
+            tb_cpu_half_mmrows_fn fn = tb_cpu_half_mmrows_get(dt, lv);
+            assert_non_null(fn);
+            const uint16_t inf = dt == TB_F16 ? 0x7c00 : 0x7f80;
+            uint64_t seed = 0x3a7 + (uint64_t)lv * 5 + (uint64_t)di;
+            for (int i = 0; i < N; i++)
+                a[i] = (uint16_t)(i * 7919); /* every pattern, shuffled */
+            for (int nb = 0; nb < 2; nb++)
+                for (int mx = 0; mx < 2; mx++)
+                    for (size_t li = 0; li < sizeof lens / sizeof lens[0];
+                         li++) {
+                        const int64_t n = lens[li], rows = N / n;
+                        for (int64_t i = 0; i < n; i++) {
+                            uint16_t h = (uint16_t)splitmix64_next(&seed);
+                            if ((h & 0x7fff) > inf) /* no NaN in b */
+                                h &= 0x3fff;
+                            b[i] = h;
+                        }
+                        if (n > 1)
+                            b[0] = 0x8000, b[1] = 0;
+                        if (nb)
+                            b[n - 1] = (uint16_t)(inf + 1); /* a NaN */
+                        memset(o, 0x5a, sizeof o);
+                        fn(a, b, o, rows, n, mx);
+                        const tb_op_id id = mx ? TB_OP_maximum : TB_OP_minimum;
+                        for (int64_t i = 0; i < rows * n; i++) {
+                            const uint16_t x = a[i], y = b[i % n];
+                            float fx = dt == TB_F16 ? tb_f16_to_f32(x)
+                                                    : tb_bf16_to_f32(x);
+                            float fy = dt == TB_F16 ? tb_f16_to_f32(y)
+                                                    : tb_bf16_to_f32(y);
+                            float r = op_c(id, fx, fy, 0.0f);
+                            uint16_t want = dt == TB_F16 ? tb_f32_to_f16(r)
+                                                         : tb_f32_to_bf16(r);
+                            if (!same16(dt, o[i], want))
+                                fail_msg("%s %s rows at %s (n %d, b NaN %d, "
+                                         "element %d) (%04x, %04x): %04x, "
+                                         "want %04x",
+                                         tb_dtype_name(dt),
+                                         tb_op_get(id)->name,
+                                         tb_cpu_isa_name(lv), (int)n, nb,
+                                         (int)i, x, y, o[i], want);
+                        }
+                        assert_int_equal(o[rows * n], 0x5a5a);
+                    }
+        }
+        print_message("# row-broadcast maximum, minimum at %s\n",
+                      tb_cpu_isa_name(lv));
+    }
+    assert_null(tb_cpu_half_mmrows_get(TB_BF16, TB_ISA_SCALAR));
+    if (!levels)
+        print_message("# no SIMD level here: row loops not run\n");
+}
+
 /* Each SIMD level's reductions (tb_cpu_half_red): sum against the same
  * level's f32 sum row (kernels.h) on the widened values, bit for bit
  * (the association the brief of half_simd.h promises), and against a
@@ -525,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_dtype_facts),
         cmocka_unit_test(test_levels),
         cmocka_unit_test(test_fused),
+        cmocka_unit_test(test_mmrows),
         cmocka_unit_test(test_reduce),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,7 +31,8 @@
  * (tb_cpu_half_var, ops_simd.c: var_simd.h's f32 lanes on values
  * widened in registers, their bits).
  * (add and sub by the FMA units, maximum and minimum on the patterns:
- * half_simd.h.)  arange is written in place: the f32 row's value
+ * half_simd.h; those two with b one row broadcast by the level's row
+ * loop, b's keys once a part: tb_cpu_half_mmrows_get.)  arange is written in place: the f32 row's value
  * narrowed once, by the level's loop (half_simd.h's hs_arange).
  * Optimizer steps take the mixed-precision form (ops/op.h's
  * tb_op_in_dtype): 16-bit p and g widened, the f32 state updated in
@@ -179,6 +180,10 @@ typedef struct {
     uint16_t *o;
     int64_t n, row;
     float k;
+    /* maximum, minimum with row > 0: the level's row loop (b's keys
+     * once a part), or NULL */
+    tb_cpu_half_mmrows_fn mmr;
+    int mx;
 } fused_job;
 
 static void half_fused_part(void *arg, int part, int nparts)
@@ -191,6 +196,12 @@ static void half_fused_part(void *arg, int part, int nparts)
         return;
     }
     tb_cpu_span(j->n / j->row, 1, part, nparts, &b0, &b1);
+    if (j->mmr) {
+        if (b1 > b0)
+            j->mmr(j->a + b0 * j->row, j->b, j->o + b0 * j->row, b1 - b0,
+                   j->row, j->mx);
+        return;
+    }
     for (int64_t r = b0 * j->row; r < b1 * j->row; r += j->row)
         j->fn(j->a + r, j->b, j->o + r, j->row, j->k);
 }
@@ -274,10 +285,11 @@ static int half_colbin(void *ctx, const tb_op *op, tb_dtype dt, int isa,
 
 static int half_fused(void *ctx, const tb_op *op, tb_cpu_half_fused_fn fn,
                       const tb_tensor *in, tb_tensor *out, int64_t row,
-                      float k)
+                      float k, tb_cpu_half_mmrows_fn mmr)
 {
-    fused_job j = {fn, in[0].data, op->n_in > 1 ? in[1].data : NULL,
-                   out[0].data, tb_tensor_numel(&out[0]), row, k};
+    fused_job j = {fn,  in[0].data, op->n_in > 1 ? in[1].data : NULL,
+                   out[0].data, tb_tensor_numel(&out[0]), row, k,
+                   row ? mmr : NULL, op->id == TB_OP_maximum};
     tb_cpu_count_launch(ctx);
     tb_cpu_parallel(ctx, j.n, row ? j.n / row : (j.n + 63) / 64,
                     half_fused_part, &j);
@@ -753,12 +765,15 @@ static int half_run(void *ctx, tb_op_id id, tb_dtype dt, int isa,
         const float k = op->n_params > 0 ? (float)q.v[0] : 0.0f;
         if (half_blockwise(op, in, out) ||
             tb_cpu_half_bwd_blockwise(op, in, out))
-            return half_fused(ctx, op, fused, in, out, 0, k);
+            return half_fused(ctx, op, fused, in, out, 0, k, NULL);
         int64_t row = op->category == TB_CAT_BACKWARD
                           ? 0 /* g and x of one shape only */
                           : half_row_len(op, in, out);
         if (row)
-            return half_fused(ctx, op, fused, in, out, row, k);
+            return half_fused(ctx, op, fused, in, out, row, k,
+                              id == TB_OP_maximum || id == TB_OP_minimum
+                                  ? tb_cpu_half_mmrows_get(dt, isa)
+                                  : NULL);
     }
     if (half_colbin(ctx, op, dt, isa, in, out) == 0)
         return 0;

@@ -63,6 +63,13 @@ typedef void (*tb_cpu_half_arange_fn)(uint16_t *o, int64_t b, int64_t e,
 typedef void (*tb_cpu_half_colsum_fn)(const uint16_t *x, int64_t R,
                                       int64_t ld, int64_t w, float *acc);
 
+/* maximum (mx 1) or minimum of a's rows ([rows, n]) with b one row of n
+ * values broadcast over them: the fused loop's values (half_simd.h's
+ * hs_mmrows: b's keys once, not once a row). */
+typedef void (*tb_cpu_half_mmrows_fn)(const uint16_t *a, const uint16_t *b,
+                                      uint16_t *o, int64_t rows, int64_t n,
+                                      int mx);
+
 /* A SIMD level's loops (half_avx2.c, half_avx512.c, half_avx512bf16.c; one source,
  * half_simd.h): the fused loop of (op, dt) or NULL, the conversions
  * and the reductions of dt ({NULL...} for another dtype). */
@@ -78,6 +85,9 @@ tb_cpu_half_arange_fn tb_cpu_half_arange_avx512bf16(tb_dtype dt);
 tb_cpu_half_colsum_fn tb_cpu_half_colsum_avx2(tb_dtype dt);
 tb_cpu_half_colsum_fn tb_cpu_half_colsum_avx512(tb_dtype dt);
 tb_cpu_half_colsum_fn tb_cpu_half_colsum_avx512bf16(tb_dtype dt);
+tb_cpu_half_mmrows_fn tb_cpu_half_mmrows_avx2(tb_dtype dt);
+tb_cpu_half_mmrows_fn tb_cpu_half_mmrows_avx512(tb_dtype dt);
+tb_cpu_half_mmrows_fn tb_cpu_half_mmrows_avx512bf16(tb_dtype dt);
 /* (half_avx512bf16.c: avx512's loops with AVX512_BF16's bf16 narrowing) */
 tb_cpu_half_fused_fn tb_cpu_half_fused_avx512bf16(tb_op_id op, tb_dtype dt);
 tb_cpu_half_cvt tb_cpu_half_cvt_avx512bf16(tb_dtype dt);
@@ -102,5 +112,8 @@ tb_cpu_half_arange_fn tb_cpu_half_arange_get(tb_dtype dt, int isa);
 /* The column sums of dt at level isa, or NULL (the scalar level, a
  * level this build lacks). */
 tb_cpu_half_colsum_fn tb_cpu_half_colsum_get(tb_dtype dt, int isa);
+/* The row-broadcast maximum/minimum of dt at level isa, or NULL (the
+ * scalar level, a level this build lacks, another dtype). */
+tb_cpu_half_mmrows_fn tb_cpu_half_mmrows_get(tb_dtype dt, int isa);
 
 #endif

@@ -153,3 +153,22 @@ tb_cpu_half_colsum_fn tb_cpu_half_colsum_get(tb_dtype dt, int isa)
     (void)isa;
     return NULL;
 }
+
+tb_cpu_half_mmrows_fn tb_cpu_half_mmrows_get(tb_dtype dt, int isa)
+{
+#if TB_CPU_HAVE_AVX512BF16
+    if (isa == TB_ISA_AVX512BF16)
+        return tb_cpu_half_mmrows_avx512bf16(dt);
+#endif
+#if TB_CPU_HAVE_AVX512
+    if (isa == TB_ISA_AVX512)
+        return tb_cpu_half_mmrows_avx512(dt);
+#endif
+#if TB_CPU_HAVE_AVX2
+    if (isa == TB_ISA_AVX2)
+        return tb_cpu_half_mmrows_avx2(dt);
+#endif
+    (void)dt;
+    (void)isa;
+    return NULL;
+}

@@ -122,6 +122,51 @@ static inline int64_t hs_fold4_steps_f16(const uint16_t *p, int64_t m,
     return j;
 }
 #endif
+/* hs_sum's whole blocks (TB_CPU_SUM_BLOCK values, a multiple of the
+ * four-vector step): the block's f32 sum s widened, hd_add(hd_lo(s),
+ * hd_hi(s)), inlined in hs_sum's loop.  f16 at avx512: hs_fold4_steps_f16's
+ * eight 8-lane halves, folded as halves (s's low lanes (s0 + s2) + (s4 +
+ * s6), as ks_fold4's (a0 + a1) + (a2 + a3) adds them, its high lanes the
+ * odd halves) and widened from there: no join into 16-lane vectors, no
+ * call a block (sum f16 at 1M: the call, the joins and extracts took a
+ * third of the row's time; 30.2 us, 1.40x its read bound, in the
+ * 2026-11-30 table).  Elsewhere (HS_WHOLE_<dt> 0) blocks as before, by
+ * hs_part (bf16 by whole blocks took 10-15% more time at 1M, tbench ab:
+ * hs_fold4 forced inline, or gcc's clone of it for m = TB_CPU_SUM_BLOCK). */
+#define HS_AI static inline __attribute__((always_inline))
+#if VS_LANES == 16
+_Static_assert(TB_CPU_SUM_BLOCK % 64 == 0, "whole steps a block");
+HS_AI hvd hs_block_f16(const uint16_t *p)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, s4 = s0;
+    __m256 s5 = s0, s6 = s0, s7 = s0;
+#define HS_CVT8(o) hy_f16_ld(p + j + (o))
+    for (int64_t j = 0; j < TB_CPU_SUM_BLOCK; j += 64) {
+        s0 = _mm256_fmadd_ps(HS_CVT8(0), one, s0);
+        s1 = _mm256_fmadd_ps(HS_CVT8(8), one, s1);
+        s2 = _mm256_fmadd_ps(HS_CVT8(16), one, s2);
+        s3 = _mm256_fmadd_ps(HS_CVT8(24), one, s3);
+        s4 = _mm256_fmadd_ps(HS_CVT8(32), one, s4);
+        s5 = _mm256_fmadd_ps(HS_CVT8(40), one, s5);
+        s6 = _mm256_fmadd_ps(HS_CVT8(48), one, s6);
+        s7 = _mm256_fmadd_ps(HS_CVT8(56), one, s7);
+    }
+#undef HS_CVT8
+    const __m256 lo = _mm256_add_ps(_mm256_add_ps(s0, s2),
+                                    _mm256_add_ps(s4, s6));
+    const __m256 hi = _mm256_add_ps(_mm256_add_ps(s1, s3),
+                                    _mm256_add_ps(s5, s7));
+    return _mm512_add_pd(_mm512_cvtps_pd(lo), _mm512_cvtps_pd(hi));
+}
+#define HS_WHOLE_f16 1
+#define HS_BLOCK_f16(p) hs_block_f16(p)
+#else
+#define HS_WHOLE_f16 0
+#define HS_BLOCK_f16(p) hd_zero()
+#endif
+#define HS_WHOLE_bf16 0
+#define HS_BLOCK_bf16(p) hd_zero()
 #define HS_SUM(DT)                                                        \
     static inline vf hs_fold4_##DT(const uint16_t *p, int64_t m)          \
     {                                                                     \
@@ -137,13 +182,22 @@ static inline int64_t hs_fold4_steps_f16(const uint16_t *p, int64_t m,
         }                                                                 \
         return v_add(v_add(a0, a1), v_add(a2, a3));                       \
     }                                                                     \
+    /* hd_add(hd_lo(s), hd_hi(s)) of a block's (or the last part's) sum */ \
+    static inline hvd hs_part_##DT(const uint16_t *p, int64_t m)          \
+    {                                                                     \
+        const vf s = hs_fold4_##DT(p, m);                                 \
+        return hd_add(hd_lo(s), hd_hi(s));                                \
+    }                                                                     \
     static double hs_sum_##DT(const uint16_t *x, int64_t n)               \
     {                                                                     \
         hvd acc = hd_zero();                                              \
-        for (int64_t i = 0; i < n; i += TB_CPU_SUM_BLOCK) {               \
+        int64_t i = 0;                                                    \
+        if (HS_WHOLE_##DT)                                                \
+            for (; i + TB_CPU_SUM_BLOCK <= n; i += TB_CPU_SUM_BLOCK)      \
+                acc = hd_add(acc, HS_BLOCK_##DT(x + i));                  \
+        for (; i < n; i += TB_CPU_SUM_BLOCK) {                            \
             int64_t m = n - i < TB_CPU_SUM_BLOCK ? n - i : TB_CPU_SUM_BLOCK; \
-            vf s = hs_fold4_##DT(x + i, m);                               \
-            acc = hd_add(acc, hd_add(hd_lo(s), hd_hi(s)));                \
+            acc = hd_add(acc, hs_part_##DT(x + i, m));                    \
         }                                                                 \
         return hd_hsum(acc);                                              \
     }

@@ -747,6 +747,20 @@ static inline hv2 hs_mm_pick(hv2 a, hv2 b, int mx)
                                        : _mm512_cmpgt_epi16_mask(ka, kb),
                                  b);
 }
+/* a NaN in a alone; b where kb (b's key) is above (mx) or below a's */
+static inline int hs_mm_nan1(hv2 a, int inf)
+{
+    return _mm512_cmpgt_epu16_mask(
+               _mm512_and_si512(a, _mm512_set1_epi16(0x7fff)),
+               _mm512_set1_epi16((short)inf)) != 0;
+}
+static inline hv2 hs_mm_pickk(hv2 a, hv2 b, hv2 kb, int mx)
+{
+    const hv2 ka = hs_mm_key(a);
+    return _mm512_mask_mov_epi16(a, mx ? _mm512_cmpgt_epi16_mask(kb, ka)
+                                       : _mm512_cmpgt_epi16_mask(ka, kb),
+                                 b);
+}
 #else
 static inline hv2 hs_mm_key(hv2 h)
 {
@@ -765,6 +779,19 @@ static inline int hs_mm_nan(hv2 a, hv2 b, int inf)
 static inline hv2 hs_mm_pick(hv2 a, hv2 b, int mx)
 {
     const hv2 ka = hs_mm_key(a), kb = hs_mm_key(b);
+    return _mm256_blendv_epi8(a, b, mx ? _mm256_cmpgt_epi16(kb, ka)
+                                       : _mm256_cmpgt_epi16(ka, kb));
+}
+static inline int hs_mm_nan1(hv2 a, int inf)
+{
+    const hv2 x = _mm256_subs_epu16(
+        _mm256_and_si256(a, _mm256_set1_epi16(0x7fff)),
+        _mm256_set1_epi16((short)inf));
+    return !_mm256_testz_si256(x, x);
+}
+static inline hv2 hs_mm_pickk(hv2 a, hv2 b, hv2 kb, int mx)
+{
+    const hv2 ka = hs_mm_key(a);
     return _mm256_blendv_epi8(a, b, mx ? _mm256_cmpgt_epi16(kb, ka)
                                        : _mm256_cmpgt_epi16(ka, kb));
 }
@@ -809,6 +836,72 @@ static inline hv2 hs_mm_pick(hv2 a, hv2 b, int mx)
     }
 HS_MM(bf16, 0x7f80)
 HS_MM(f16, 0x7c00)
+
+/* maximum (mx 1) and minimum of the rows of a ([rows, n]) against one
+ * row b of n values broadcast over them (tb_cpu_half_mmrows_fn): hs_mm's
+ * values (each lane's result depends on its a and b only), with b's
+ * keys computed once per chunk of HS_MMR_C columns, not once a row: a
+ * step of a row then keys a alone and tests a alone for a NaN (a chunk
+ * of b holding one goes through hs_mm row by row).  (maximum f16
+ * [1024, 1024] against [1024], a microbenchmark of the two loops on
+ * this Zen 4: 59.5 us a row at a time by hs_mm, 43.7 with b's keys
+ * held.) */
+#define HS_MMR_C 1024
+#define HS_MMR(DT, INF)                                                   \
+    static inline __attribute__((always_inline)) void hs_mmr_##DT(        \
+        const uint16_t *pa, const uint16_t *pb, uint16_t *po, int64_t rows, \
+        int64_t n, int mx)                                                \
+    {                                                                     \
+        enum { W = 2 * VS_LANES, C = HS_MMR_C };                          \
+        hv2 kb[C / W];                                                    \
+        for (int64_t c0 = 0; c0 < n; c0 += C) {                           \
+            const int64_t w = n - c0 < C ? n - c0 : C, wv = w / W * W;    \
+            const uint16_t *b = pb + c0;                                  \
+            int bnan = 0;                                                 \
+            for (int64_t i = 0; i < wv; i += W) {                         \
+                const hv2 v = h_load2(b + i);                             \
+                bnan |= hs_mm_nan1(v, INF);                               \
+                kb[i / W] = hs_mm_key(v);                                 \
+            }                                                             \
+            for (int64_t r = 0; r < rows; r++) {                          \
+                const uint16_t *a = pa + r * n + c0;                      \
+                uint16_t *o = po + r * n + c0;                            \
+                if (bnan) {                                               \
+                    hs_mm_##DT(a, b, o, w, mx);                           \
+                    continue;                                             \
+                }                                                         \
+                int64_t i = 0;                                            \
+                for (; i < wv; i += W) {                                  \
+                    const hv2 v = h_load2(a + i);                         \
+                    if (hs_mm_nan1(v, INF)) {                             \
+                        for (int l = 0; l < W; l++)                       \
+                            o[i + l] = hs_mm1_##DT(a[i + l], b[i + l], mx); \
+                        continue;                                         \
+                    }                                                     \
+                    h_store2(o + i,                                       \
+                             hs_mm_pickk(v, h_load2(b + i), kb[i / W], mx)); \
+                }                                                         \
+                for (; i < w; i++)                                        \
+                    o[i] = hs_mm1_##DT(a[i], b[i], mx);                   \
+            }                                                             \
+        }                                                                 \
+    }                                                                     \
+    /* mx a constant in each body (a variable one cost 10%) */            \
+    static void hs_mmrows_##DT(const uint16_t *pa, const uint16_t *pb,    \
+                               uint16_t *po, int64_t rows, int64_t n,     \
+                               int mx)                                    \
+    {                                                                     \
+        if (mx)                                                           \
+            hs_mmr_##DT(pa, pb, po, rows, n, 1);                          \
+        else                                                              \
+            hs_mmr_##DT(pa, pb, po, rows, n, 0);                          \
+    }
+HS_MMR(bf16, 0x7f80)
+HS_MMR(f16, 0x7c00)
+static inline tb_cpu_half_mmrows_fn hs_mmrows(tb_dtype dt)
+{
+    return dt == TB_BF16 ? hs_mmrows_bf16 : dt == TB_F16 ? hs_mmrows_f16 : NULL;
+}
 
 /* X(op): the binary ops (IEEE, as the f32 rows) and the unary ones:
  * vmath.h's activations (its per-lane functions, which both SIMD
