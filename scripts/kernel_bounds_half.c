@@ -329,7 +329,8 @@ KB_BINARY_OPS(KB_H2, f16)
  * row r + 1's sums of the same 32 (no NaN, no subnormal result: the
  * benchmark's); layer_norm's row r read widened from its scratch sr,
  * row r + 1's widened values stored to sn (rows up to NZ_SCR_D), where
- * bf16 rms_norm widens again (NZ_SCR_bf16).  Not f16's (avx512): the model gives vcvtph2ps zmm 2
+ * bf16 rms_norm widens again (NZ_SCR_bf16; its sums by unpacks,
+ * NZ_UNPK_bf16, its zero results counted for the row, nb_st2z).  Not f16's (avx512): the model gives vcvtph2ps zmm 2
  * cycles, this Zen 4 1.33 (scripts/insn_tp.c), so its bound would be
  * 1.25-1.5x too high. */
 #ifdef __AVX512BF16__
@@ -352,17 +353,20 @@ KB_BINARY_OPS(KB_H2, f16)
     {                                                                     \
         const __m512 z = _mm512_setzero_ps(), vr = _mm512_set1_ps(inv);   \
         __m512 a[2] = {z, z}, q[2] = {z, z};                              \
+        __m512i zw = _mm512_set1_epi16(-1);                               \
         for (long k = 0; k + 32 <= D; k += 32) {                          \
             KB_BEGIN(rms_norm_##DT);                                      \
             nz_step_##DT(xn, k, z, true, false, a, q, NULL);              \
-            nb_st2_##DT(yr, k,                                            \
-                        nz_yx_##DT(xr, NULL, w, NULL, k, 0xffff, z, z,    \
-                                   vr),                                   \
-                        nz_yx_##DT(xr, NULL, w, NULL, k + 16, 0xffff, z,  \
-                                   z, vr));                               \
+            nb_st2z_##DT(yr, k,                                           \
+                         nz_yx_##DT(xr, NULL, w, NULL, k, 0xffff, z, z,   \
+                                    vr),                                  \
+                         nz_yx_##DT(xr, NULL, w, NULL, k + 16, 0xffff, z, \
+                                    z, vr),                               \
+                         &zw);                                            \
             KB_END(rms_norm_##DT);                                        \
         }                                                                 \
         _mm512_storeu_ps(o, _mm512_add_ps(q[0], q[1]));                   \
+        _mm512_storeu_si512(o + 16, zw);                                  \
     }                                                                     \
     void kb_layer_norm_##DT(const uint16_t *xr, uint16_t *yr,             \
                             const uint16_t *xn, const float *w,           \

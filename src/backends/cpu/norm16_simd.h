@@ -148,6 +148,23 @@ static inline void nb_st2r_bf16(void *p, void *q, int64_t k, __m512 a,
     nb_st_bf16(p, k, 0xffff, a);
     nb_st_bf16(q, k, 0xffff, b);
 }
+/* nb_st2_* with, where NB_ZACC_<DT>, a word of *z the least of its
+ * previous value and the results' words doubled (the sign dropped): a
+ * zero word there after a row says a result was a zero, which
+ * vcvtne2ps2bf16 also makes of a subnormal one (below) */
+#define NB_ZACC_f16 0
+static inline void nb_st2z_f16(void *p, int64_t k, __m512 a, __m512 b,
+                               __m512i *z)
+{
+    (void)z;
+    nb_st2_f16(p, k, a, b);
+}
+static inline void nb_st2z_bf16(void *p, int64_t k, __m512 a, __m512 b,
+                                __m512i *z)
+{
+    (void)z;
+    nb_st2_bf16(p, k, a, b);
+}
 #ifdef __AVX512BF16__
 /* At the avx512bf16 level (norm_avx512bf16.c): bf16 narrowed by
  * vcvtneps2bf16 / vcvtne2ps2bf16 (1.33 cycles for 16 or 32 results on
@@ -191,9 +208,28 @@ static inline void nb_st2r_bf16_ne(void *p, void *q, int64_t k, __m512 a,
     _mm256_storeu_si256((__m256i *)((uint16_t *)q + k),
                         _mm512_extracti64x4_epi64(r, 1));
 }
+/* nb_st2_bf16_ne without its test: the zero words counted in *z (a
+ * mask-making test takes an FMA pipe's cycle on this Zen 4; vpaddw and
+ * vpminuw run beside the FMAs), the row stored again by nb_st2_bf16_ne
+ * where one was found (nz_row) */
+static inline void nb_st2z_bf16_ne(void *p, int64_t k, __m512 a, __m512 b,
+                                   __m512i *z)
+{
+    if (!z) {
+        nb_st2_bf16_ne(p, k, a, b);
+        return;
+    }
+    const __m512i r = (__m512i)_mm512_cvtne2ps_pbh(b, a); /* a's first */
+    *z = _mm512_min_epu16(*z, _mm512_add_epi16(r, r));
+    _mm512_storeu_si512((uint16_t *)p + k, r);
+}
 #define nb_st_bf16 nb_st_bf16_ne
 #define nb_st2_bf16 nb_st2_bf16_ne
 #define nb_st2r_bf16 nb_st2r_bf16_ne
+#define nb_st2z_bf16 nb_st2z_bf16_ne
+#define NB_ZACC_bf16 1
+#else
+#define NB_ZACC_bf16 0
 #endif
 static inline float nb_get_f32(const void *p, int64_t k)
 {
@@ -229,7 +265,24 @@ static inline float nb_get_f16(const void *p, int64_t k)
  * 4096x1024: the store stream must run in order), the loop unswitched on
  * sr and sn (+0-4%), the bf16 zero-result test moved after the row
  * (-1%, +1%); without that test at all (not exact: a subnormal result
- * flushed) bf16 rms_norm was 10% and layer_norm 8% faster. ---- */
+ * flushed) bf16 rms_norm was 10% and layer_norm 8% faster.  The step
+ * is bound by its vector ops, nearly every one adds (2026-11-30, the
+ * loop alone at 128x1024, min of 400 calls, load ~20): bf16 rms_norm
+ * 10.6 cycles a step of 32, 9.4 without the zero test, 7.5 without it
+ * and the four vpermw widenings (not exact), against 6 mul/FMA; the
+ * test accumulated (kord, or vpaddw + vpminuw) instead of branched
+ * saved 0.1-0.3; exact and no faster: widening to even/odd lanes (vpslld,
+ * vpandd; the sums' lanes permuted back at the row's end, y by one
+ * vpermw) -1%; slower: the even lanes by a masked or unaligned load
+ * one element back (+10%: the 64-byte loads split lines); x - c and
+ * a + d of layer_norm's sums and scale by FMA (within 2%); f16 rms_norm
+ * without its scratch +22%.  What paid (bf16 rms_norm: 10.6 to 9.7
+ * cycles a step): a vptestnmw, vpcmpeqw or vptestmd on zmm takes a
+ * cycle of the FMA pipes (8 FMAs and 4 tests: 11.9 cycles, 8 FMAs 7.9),
+ * vpunpck{l,h}wd, vpaddw, vpminuw run beside them, vpermw partly
+ * (a throwaway loop of 8 FMAs and the op, 2026-11-30): so
+ * NZ_UNPK (the sums' widening) and nb_st2z (the zero test counted for
+ * the row; layer_norm: +3%, not used there). ---- */
 
 /* vmath_simd.h's 8-lane v_hsum */
 static inline float nz_hsum8(__m256 a)
@@ -262,6 +315,39 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
 #define NZ_SCR_bf16 0
 #define NZ_SCR_f16 1
 #define NZ_SCR_SKEW 32
+/* whether rms_norm's sums (no scratch: NZ_SCR_<DT> 0) widen a step's 32
+ * values by two in-lane unpacks (bf16: vpunpck{l,h}wd with zero, beside
+ * the FMAs on this Zen 4, where a vpermw takes an FMA pipe's cycle: the
+ * step 8% faster), leaving the accumulators' lanes permuted: lane 4L + i
+ * of the first holds element 8L + i, of the second 8L + 4 + i (L < 4,
+ * i < 4); nz_end puts them back before any other use (the same sums,
+ * lane by lane) */
+#define NZ_UNPK_bf16 (!NZ_SCR_bf16)
+#define NZ_UNPK_f16 0
+static inline void nz_ld_unpk_bf16(const uint16_t *x, int64_t k, __m512 *lo,
+                                   __m512 *hi)
+{
+    const __m512i v = _mm512_loadu_si512(x + k), z = _mm512_setzero_si512();
+    *lo = _mm512_castsi512_ps(_mm512_unpacklo_epi16(z, v));
+    *hi = _mm512_castsi512_ps(_mm512_unpackhi_epi16(z, v));
+}
+static inline void nz_ld_unpk_f16(const uint16_t *x, int64_t k, __m512 *lo,
+                                  __m512 *hi)
+{
+    *lo = nb_ld_f16(x, k, 0xffff); /* (not used: NZ_UNPK_f16 0) */
+    *hi = nb_ld_f16(x, k + 16, 0xffff);
+}
+/* the accumulators of nz_ld_unpk's lanes back in element order */
+static inline void nz_unpk_fix(__m512 *a)
+{
+    const __m512i i0 = _mm512_set_epi32(23, 22, 21, 20, 7, 6, 5, 4, 19, 18,
+                                        17, 16, 3, 2, 1, 0);
+    const __m512i i1 = _mm512_set_epi32(31, 30, 29, 28, 15, 14, 13, 12, 27,
+                                        26, 25, 24, 11, 10, 9, 8);
+    const __m512 lo = a[0], hi = a[1];
+    a[0] = _mm512_permutex2var_ps(lo, i0, hi);
+    a[1] = _mm512_permutex2var_ps(lo, i1, hi);
+}
 
 #define NZ_ROWS(DT)                                                       \
     /* a row's sums of the 32 elements from k: a[u] += d, q[u] += d^2,  \
@@ -271,8 +357,13 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
         const uint16_t *x, int64_t k, __m512 vc, bool rms, bool lin,      \
         __m512 *a, __m512 *q, float *sn)                                  \
     {                                                                     \
-        const __m512 x0 = nb_ld_##DT(x, k, 0xffff);                       \
-        const __m512 x1 = nb_ld_##DT(x, k + 16, 0xffff);                  \
+        __m512 x0, x1;                                                    \
+        if (NZ_UNPK_##DT && !lin) {                                       \
+            nz_ld_unpk_##DT(x, k, &x0, &x1);                              \
+        } else {                                                          \
+            x0 = nb_ld_##DT(x, k, 0xffff);                                \
+            x1 = nb_ld_##DT(x, k + 16, 0xffff);                           \
+        }                                                                 \
         if (sn) {                                                         \
             _mm512_store_ps(sn + k, x0);                                  \
             _mm512_store_ps(sn + k + 16, x1);                             \
@@ -294,6 +385,8 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
         __m512 *a, __m512 *q, float *s1, float *s2)                       \
     {                                                                     \
         const __m512 vc = _mm512_set1_ps(c);                              \
+        if (NZ_UNPK_##DT && !s1) /* (nz_step's lin: s1 given) */          \
+            nz_unpk_fix(q);                                               \
         for (; k + 8 <= D; k += 8) {                                      \
             const __m512 d = NZ_SUB(rms, nb_ld_##DT(x, k, 0xff), vc);     \
             a[0] = _mm512_mask_add_ps(a[0], 0xff, a[0], d);               \
@@ -387,22 +480,35 @@ static inline __m256 nz_fold(__m512 a0, __m512 a1)
         const __m512 vinv = _mm512_set1_ps(inv), vc = _mm512_set1_ps(cn); \
         const __m512 z = _mm512_setzero_ps();                             \
         __m512 a[2] = {z, z}, q[2] = {z, z};                              \
+        __m512i zw = _mm512_set1_epi16(-1); /* (NB_ZACC_<DT>) */          \
         int64_t k = 0;                                                    \
         if (xn)                                                           \
             for (; k + 32 <= D; k += 32) {                                \
                 nz_step_##DT(xn, k, vc, !b, b != NULL, a, q, sn);         \
-                nb_st2_##DT(yr, k,                                        \
-                            nz_yx_##DT(xr, sr, w, b, k, 0xffff, vsh, vmu, \
-                                       vinv),                             \
-                            nz_yx_##DT(xr, sr, w, b, k + 16, 0xffff, vsh, \
-                                       vmu, vinv));                       \
+                nb_st2z_##DT(yr, k,                                       \
+                             nz_yx_##DT(xr, sr, w, b, k, 0xffff, vsh,     \
+                                        vmu, vinv),                       \
+                             nz_yx_##DT(xr, sr, w, b, k + 16, 0xffff,     \
+                                        vsh, vmu, vinv),                  \
+                             !b ? &zw : NULL);            \
             }                                                             \
         else                                                              \
             for (; k + 32 <= D; k += 32)                                  \
-                nb_st2_##DT(yr, k,                                        \
-                            nz_yx_##DT(xr, sr, w, b, k, 0xffff, vsh, vmu, \
+                nb_st2z_##DT(yr, k,                                       \
+                             nz_yx_##DT(xr, sr, w, b, k, 0xffff, vsh,     \
+                                        vmu, vinv),                       \
+                             nz_yx_##DT(xr, sr, w, b, k + 16, 0xffff,     \
+                                        vsh, vmu, vinv),                  \
+                             !b ? &zw : NULL);            \
+        /* a zero result (or a flushed subnormal one): the steps again,  \
+         * each pair by nb_st2_<DT> (rare) */                             \
+        if (NB_ZACC_##DT && !b &&                         \
+            _mm512_testn_epi16_mask(zw, zw))                              \
+            for (int64_t j = 0; j < k; j += 32)                           \
+                nb_st2_##DT(yr, j,                                        \
+                            nz_yx_##DT(xr, sr, w, b, j, 0xffff, vsh, vmu, \
                                        vinv),                             \
-                            nz_yx_##DT(xr, sr, w, b, k + 16, 0xffff, vsh, \
+                            nz_yx_##DT(xr, sr, w, b, j + 16, 0xffff, vsh, \
                                        vmu, vinv));                       \
         if (xn)                                                           \
             nz_end_##DT(xn, k, D, cn, !b, a, q, b ? s1 : NULL, s2);       \
