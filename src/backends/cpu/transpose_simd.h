@@ -389,8 +389,19 @@ static inline void tp_dtile2(const char *s, int64_t sp, char *o, int64_t op)
  * TP_DCOLS columns (narrow, so that the output lines a strip of tiles
  * half-fills stay cached for the next strip: drv_layout.c's earlier
  * measure), tile rows down the plane, the tiles of a block along its
- * row.  (Blocks of 256 rows inside: no faster; prefetching the next
- * tile row's input lines 32 rows ahead: 1.0-1.5x slower.)  Several
+ * row.  f32 planes of at least TP_NARROW_ROWS rows at an input pitch
+ * of a multiple of 4 KiB (a column of lines all in one L1 set) whose
+ * input spans at most TP_NARROW_BYTES (an L3) take strips one tile
+ * wide (TP_DCOLS4): the input then streams down one column of lines at
+ * a constant stride, and each output row gets a whole line per tile
+ * (tbench ab, transpose f32, 1 thread: 1024 x 1024 238 -> 219 us,
+ * 2048 x 2048 3.10 -> 1.67 ms, 1024 x 4096 2.53 -> 1.72 ms; narrow
+ * strips at 1000 x 1000 ran 3% slower, at 512 x 1024 10%, 512 x 2048
+ * 7%, 4096 x 4096 (from DRAM) 16%, hence the tests; f64 at 8 or 16
+ * columns, and f32 in 64 x 64 blocks staged
+ * through L1 so that rows move in 256-byte runs, measured slower or
+ * alike).  (Blocks of 256 rows inside: no faster; prefetching the
+ * next tile row's input lines 32 rows ahead: 1.0-1.5x slower.)  Several
  * planes of up to TP_BATCH_PLANE bytes (permute's, permute_c.c): each
  * tile position over all the planes in turn, tile rows outer (permute
  * [128,128,64] reversed: the planes 128 x 64 at pitches of 32 and 64
@@ -401,8 +412,11 @@ static inline void tp_dtile2(const char *s, int64_t sp, char *o, int64_t op)
  * between were not measured to place).  The rest of each plane by
  * tp_rect. */
 #define TP_DCOLS 32
+#define TP_DCOLS4 16
+#define TP_NARROW_ROWS 1024
+#define TP_NARROW_BYTES (32 * 1024 * 1024)
 #define TP_BATCH_PLANE (256 * 1024)
-#define TP_DPLANE(ESZ, T, DR, DC)                                         \
+#define TP_DPLANE(ESZ, T, DR, DC, DCOLS)                                  \
     static void tp_dplane##ESZ(const void *pin, int64_t ild, void *pout,  \
                                int64_t old, int64_t ni, int64_t nj,       \
                                int64_t nb, int64_t ibs, int64_t obs,      \
@@ -412,11 +426,14 @@ static inline void tp_dtile2(const char *s, int64_t sp, char *o, int64_t op)
         T *out = pout;                                                    \
         (void)nt;                                                         \
         const int64_t bi = ni / (DR) * (DR), bj = nj / (DC) * (DC);       \
+        const int64_t sw = (ild * (ESZ)) % 4096 || ni < TP_NARROW_ROWS || \
+                                   ni * ild * (ESZ) > TP_NARROW_BYTES     \
+                               ? TP_DCOLS                                 \
+                               : (DCOLS);                                 \
         if (nb == 1 || ni * nj * (ESZ) > TP_BATCH_PLANE)                  \
             for (int64_t k = 0; k < nb; k++)                              \
-                for (int64_t j0 = 0; j0 < bj; j0 += TP_DCOLS) {           \
-                    const int64_t j1 =                                    \
-                        j0 + TP_DCOLS < bj ? j0 + TP_DCOLS : bj;          \
+                for (int64_t j0 = 0; j0 < bj; j0 += sw) {                 \
+                    const int64_t j1 = j0 + sw < bj ? j0 + sw : bj;       \
                     for (int64_t i = 0; i < bi; i += (DR))                \
                         for (int64_t j = j0; j < j1; j += (DC))           \
                             tp_dtile##ESZ(                                \
@@ -442,10 +459,10 @@ static inline void tp_dtile2(const char *s, int64_t sp, char *o, int64_t op)
         }                                                                 \
     }
 #if TP_W == 4
-TP_DPLANE(2, uint16_t, TP_DR2, TP_DC2)
-TP_DPLANE(4, uint32_t, TP_DR4, TP_DC4)
+TP_DPLANE(2, uint16_t, TP_DR2, TP_DC2, TP_DCOLS)
+TP_DPLANE(4, uint32_t, TP_DR4, TP_DC4, TP_DCOLS4)
 #endif
-TP_DPLANE(8, uint64_t, TP_DR8, TP_DC8)
+TP_DPLANE(8, uint64_t, TP_DR8, TP_DC8, TP_DCOLS)
 
 /* The level's choice, by measure (1024 x 1024, 1 thread, ratios in one
  * run): for 16-bit values the staged plane at ymm and the direct 32 x 32
