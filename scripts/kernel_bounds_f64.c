@@ -9,8 +9,8 @@
  *
  * Each loop calls the same inline functions the shipped rows call
  * (f64_simd_impl.h, rand_simd_impl.h), with the rows' own step: one
- * vector for the DX_LOOP rows (exp, log), DX_SV (4 at AVX-512, 2
- * at AVX2) for the DX_NLOOP rows (sigmoid, tanh, silu, gelu_tanh) and
+ * vector for exp and log, DX_SV (4 at AVX-512, 2 at AVX2) for sigmoid,
+ * tanh, silu, gelu_tanh (DX_NLOOP's rows) and
  * softplus's loop (at beta 1, the default: no division by beta), DX_IL for the
  * dx_blocks rows (gelu, gelu_backward, pow), RS_IL pairs of vectors for rand_normal,
  * two for the softmax family's fused passes (KB_LSM).
@@ -35,44 +35,30 @@
 #define KB_VECTORS(ROW, N)                                                \
     __asm volatile("# KB-VECTORS " KB_STR(ROW) " %c0" : : "i"(N))
 
-/* one vector a step, as DX_LOOP and DX_KLOOP */
-#define KB_UNARY(ROW, EXPR)                                               \
+/* B vectors a step (DX_SV: each phase for all), as f64_simd_impl.h's
+ * DX_NLOOP */
+#define KB_NUNARY(ROW, NAME, B)                                           \
     void kb_##ROW(const double *x, double *y, long n);                    \
     KB_FLAT void kb_##ROW(const double *x, double *y, long n)             \
     {                                                                     \
-        KB_VECTORS(ROW, 1);                                               \
-        for (long i = 0; i + RS_W <= n; i += RS_W) {                      \
+        KB_VECTORS(ROW, B);                                               \
+        for (long i = 0; i + (B) * RS_W <= n; i += (B) * RS_W) {          \
             KB_BEGIN(ROW);                                                \
-            rd a = rs_loadd(x + i);                                       \
-            rs_stored(y + i, EXPR);                                       \
-            KB_END(ROW);                                                  \
-        }                                                                 \
-    }
-
-KB_UNARY(exp_f64, dx_exp(a))
-KB_UNARY(log_f64, dx_log(a))
-
-/* DX_SV vectors a step, each phase for all, as DX_NLOOP */
-#define KB_NUNARY(ROW, NAME)                                              \
-    void kb_##ROW(const double *x, double *y, long n);                    \
-    KB_FLAT void kb_##ROW(const double *x, double *y, long n)             \
-    {                                                                     \
-        KB_VECTORS(ROW, DX_SV);                                           \
-        for (long i = 0; i + DX_SV * RS_W <= n; i += DX_SV * RS_W) {      \
-            KB_BEGIN(ROW);                                                \
-            rd v[DX_SV], r[DX_SV];                                        \
-            for (int j = 0; j < DX_SV; j++)                               \
+            rd v[B], r[B];                                                \
+            for (int j = 0; j < (B); j++)                                 \
                 v[j] = rs_loadd(x + i + j * RS_W);                        \
             NAME(v, r);                                                   \
-            for (int j = 0; j < DX_SV; j++)                               \
+            for (int j = 0; j < (B); j++)                                 \
                 rs_stored(y + i + j * RS_W, r[j]);                        \
             KB_END(ROW);                                                  \
         }                                                                 \
     }
-KB_NUNARY(sigmoid_f64, dx_sigmoid_n)
-KB_NUNARY(tanh_f64, dx_tanh_n)
-KB_NUNARY(silu_f64, dx_silu_n)
-KB_NUNARY(gelu_tanh_f64, dx_gelu_tanh_n)
+KB_NUNARY(exp_f64, dx_exp_n, 1)
+KB_NUNARY(log_f64, dx_log_n, 1)
+KB_NUNARY(sigmoid_f64, dx_sigmoid_n, DX_SV)
+KB_NUNARY(tanh_f64, dx_tanh_n, DX_SV)
+KB_NUNARY(silu_f64, dx_silu_n, DX_SV)
+KB_NUNARY(gelu_tanh_f64, dx_gelu_tanh_n, DX_SV)
 /* sqrt and rsqrt are left out: their step is the divider's (vsqrtpd;
  * rsqrt's reciprocal at AVX-512 in the FMA pipes beside it), and both
  * models' divider is slower than Zen 4's: icelake-server gives sqrt 3.0
@@ -89,18 +75,7 @@ KB_FLAT void kb_softplus_f64(const double *x, double *y, long n)
     KB_VECTORS(softplus_f64, DX_SV);
     for (long i = 0; i + DX_SV * RS_W <= n; i += DX_SV * RS_W) {
         KB_BEGIN(softplus_f64);
-        rd v[DX_SV], z[DX_SV], t[DX_SV];
-        for (int j = 0; j < DX_SV; j++) {
-            v[j] = rs_loadd(x + i + j * RS_W);
-            z[j] = rs_mul(beta, v[j]);
-        }
-        for (int j = 0; j < DX_SV; j++)
-            t[j] = dx_exp_neg(rs_sub(rs_d1(0.0), rs_abs(z[j])));
-        for (int j = 0; j < DX_SV; j++)
-            t[j] = dx_log1p(t[j]);
-        for (int j = 0; j < DX_SV; j++)
-            rs_stored(y + i + j * RS_W,
-                      dx_softplus_end(v[j], z[j], t[j], beta, thr, 0));
+        dx_softplus_n(x + i, y + i, beta, thr, 0);
         KB_END(softplus_f64);
     }
 }
