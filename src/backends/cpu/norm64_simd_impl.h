@@ -311,9 +311,12 @@ n64_bw_chunk(const tb_cpu_norm_bw_job *j, bool rms, int64_t ch)
 #endif
         for (int i = 0; i < nq; i++) {
             const double *xr = x + (q + i) * D, *gr = g + (q + i) * D;
-            double c = cq[i], *t = tq[i];
+            double c = cq[i], t[4];
             if (byrow)
                 n64_bw_sums(rms, xr, gr, w, D, c, t);
+            else
+                for (int u = 0; u < 4; u++)
+                    t[u] = tq[i][u];
             double m = rms ? 0 : t[0] / n;
             if (!rms && m * t[0] > 0.75 * t[1]) {
                 c += m;
