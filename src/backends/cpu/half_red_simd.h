@@ -85,24 +85,26 @@ static inline int64_t hs_fold4_steps_f16(const uint16_t *p, int64_t m,
 #define HS_LO8(a) _mm512_castps512_ps256(a)
 #define HS_HI8(a) _mm512_extractf32x8_ps(a, 1)
 #define HS_JOIN8(l, h) _mm512_insertf32x8(_mm512_castps256_ps512(l), h, 1)
-#define HS_CVT8(o) hy_f16_ld(p + j + (o))
+/* the 64 values at p + j into s0..s7, 8 each (one and p in scope) */
+#define HS_F16_STEP64(j)                                                  \
+    do {                                                                  \
+        s0 = _mm256_fmadd_ps(hy_f16_ld(p + (j)), one, s0);                \
+        s1 = _mm256_fmadd_ps(hy_f16_ld(p + (j) + 8), one, s1);            \
+        s2 = _mm256_fmadd_ps(hy_f16_ld(p + (j) + 16), one, s2);           \
+        s3 = _mm256_fmadd_ps(hy_f16_ld(p + (j) + 24), one, s3);           \
+        s4 = _mm256_fmadd_ps(hy_f16_ld(p + (j) + 32), one, s4);           \
+        s5 = _mm256_fmadd_ps(hy_f16_ld(p + (j) + 40), one, s5);           \
+        s6 = _mm256_fmadd_ps(hy_f16_ld(p + (j) + 48), one, s6);           \
+        s7 = _mm256_fmadd_ps(hy_f16_ld(p + (j) + 56), one, s7);           \
+    } while (0)
     __m256 s0 = HS_LO8(*a0), s1 = HS_HI8(*a0), s2 = HS_LO8(*a1);
     __m256 s3 = HS_HI8(*a1), s4 = HS_LO8(*a2), s5 = HS_HI8(*a2);
     __m256 s6 = HS_LO8(*a3), s7 = HS_HI8(*a3);
     int64_t j = 0;
-    for (; j + 64 <= m; j += 64) {
-        s0 = _mm256_fmadd_ps(HS_CVT8(0), one, s0);
-        s1 = _mm256_fmadd_ps(HS_CVT8(8), one, s1);
-        s2 = _mm256_fmadd_ps(HS_CVT8(16), one, s2);
-        s3 = _mm256_fmadd_ps(HS_CVT8(24), one, s3);
-        s4 = _mm256_fmadd_ps(HS_CVT8(32), one, s4);
-        s5 = _mm256_fmadd_ps(HS_CVT8(40), one, s5);
-        s6 = _mm256_fmadd_ps(HS_CVT8(48), one, s6);
-        s7 = _mm256_fmadd_ps(HS_CVT8(56), one, s7);
-    }
+    for (; j + 64 <= m; j += 64)
+        HS_F16_STEP64(j);
     *a0 = HS_JOIN8(s0, s1), *a1 = HS_JOIN8(s2, s3);
     *a2 = HS_JOIN8(s4, s5), *a3 = HS_JOIN8(s6, s7);
-#undef HS_CVT8
     return j;
 }
 #else
@@ -141,18 +143,8 @@ HS_AI hvd hs_block_f16(const uint16_t *p)
     const __m256 one = _mm256_set1_ps(1.0f);
     __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, s4 = s0;
     __m256 s5 = s0, s6 = s0, s7 = s0;
-#define HS_CVT8(o) hy_f16_ld(p + j + (o))
-    for (int64_t j = 0; j < TB_CPU_SUM_BLOCK; j += 64) {
-        s0 = _mm256_fmadd_ps(HS_CVT8(0), one, s0);
-        s1 = _mm256_fmadd_ps(HS_CVT8(8), one, s1);
-        s2 = _mm256_fmadd_ps(HS_CVT8(16), one, s2);
-        s3 = _mm256_fmadd_ps(HS_CVT8(24), one, s3);
-        s4 = _mm256_fmadd_ps(HS_CVT8(32), one, s4);
-        s5 = _mm256_fmadd_ps(HS_CVT8(40), one, s5);
-        s6 = _mm256_fmadd_ps(HS_CVT8(48), one, s6);
-        s7 = _mm256_fmadd_ps(HS_CVT8(56), one, s7);
-    }
-#undef HS_CVT8
+    for (int64_t j = 0; j < TB_CPU_SUM_BLOCK; j += 64)
+        HS_F16_STEP64(j);
     const __m256 lo = _mm256_add_ps(_mm256_add_ps(s0, s2),
                                     _mm256_add_ps(s4, s6));
     const __m256 hi = _mm256_add_ps(_mm256_add_ps(s1, s3),

@@ -465,6 +465,19 @@ static inline void nz_unpk_fix(__m512 *a)
                                        inv * w[k] +                       \
                                    (b ? b[k] : 0.0f));                    \
     }                                                                     \
+    /* the scale pass's 32 elements at k (nb_st2z_<DT>: zw, when not    \
+     * NULL, counts the zero results) */                                  \
+    static inline __attribute__((always_inline)) void nz_put2_##DT(      \
+        const uint16_t *xr, const float *sr, uint16_t *yr, const float *w, \
+        const float *b, int64_t k, __m512 vsh, __m512 vmu, __m512 vinv,   \
+        __m512i *zw)                                                      \
+    {                                                                     \
+        nb_st2z_##DT(yr, k,                                               \
+                     nz_yx_##DT(xr, sr, w, b, k, 0xffff, vsh, vmu, vinv), \
+                     nz_yx_##DT(xr, sr, w, b, k + 16, 0xffff, vsh, vmu,   \
+                                vinv),                                    \
+                     zw);                                                 \
+    }                                                                     \
     /* row xr's scale pass into yr and, in the same steps, the sums of   \
      * the next row xn about cn (xn NULL: none; inlined for b NULL and   \
      * not: rms_norm's and layer_norm's loops); sr (not NULL): xr's      \
@@ -485,25 +498,16 @@ static inline void nz_unpk_fix(__m512 *a)
         if (xn)                                                           \
             for (; k + 32 <= D; k += 32) {                                \
                 nz_step_##DT(xn, k, vc, !b, b != NULL, a, q, sn);         \
-                nb_st2z_##DT(yr, k,                                       \
-                             nz_yx_##DT(xr, sr, w, b, k, 0xffff, vsh,     \
-                                        vmu, vinv),                       \
-                             nz_yx_##DT(xr, sr, w, b, k + 16, 0xffff,     \
-                                        vsh, vmu, vinv),                  \
-                             !b ? &zw : NULL);            \
+                nz_put2_##DT(xr, sr, yr, w, b, k, vsh, vmu, vinv,         \
+                             !b ? &zw : NULL);                            \
             }                                                             \
         else                                                              \
             for (; k + 32 <= D; k += 32)                                  \
-                nb_st2z_##DT(yr, k,                                       \
-                             nz_yx_##DT(xr, sr, w, b, k, 0xffff, vsh,     \
-                                        vmu, vinv),                       \
-                             nz_yx_##DT(xr, sr, w, b, k + 16, 0xffff,     \
-                                        vsh, vmu, vinv),                  \
-                             !b ? &zw : NULL);            \
+                nz_put2_##DT(xr, sr, yr, w, b, k, vsh, vmu, vinv,         \
+                             !b ? &zw : NULL);                            \
         /* a zero result (or a flushed subnormal one): the steps again,  \
          * each pair by nb_st2_<DT> (rare) */                             \
-        if (NB_ZACC_##DT && !b &&                         \
-            _mm512_testn_epi16_mask(zw, zw))                              \
+        if (NB_ZACC_##DT && !b && _mm512_testn_epi16_mask(zw, zw))        \
             for (int64_t j = 0; j < k; j += 32)                           \
                 nb_st2_##DT(yr, j,                                        \
                             nz_yx_##DT(xr, sr, w, b, j, 0xffff, vsh, vmu, \
