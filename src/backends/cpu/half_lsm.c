@@ -4,7 +4,8 @@
  * level's f32 row function on them, the block narrowed; softmax's and
  * log_softmax's rows longer than 32 at avx512 and avx512bf16 on the
  * 16-bit values themselves (half_lsm_fused.h), and their rows of n <=
- * 16 there in whole blocks of 16 rows (half_lsm_short.h).  half_rows.c's chunks
+ * 16 there in whole blocks of 16 rows (half_lsm_short.h), and
+ * log_softmax_backward's too.  half_rows.c's chunks
  * (192 KiB of scratch in L2) ran the f32 row's tb_kernel_fn (operand
  * checks, the driver, a pool call) on each: at 256x1000 bf16
  * log_softmax 1.4x the f32 row's time, at 1024x10 1.3x (now 0.99x and
@@ -34,6 +35,7 @@ typedef struct {
     tb_cpu_half_lsm_fn fused; /* their long rows at avx512: no scratch */
     tb_cpu_half_short_lsm_fn shortf; /* their rows of n <= 16: blocks of
                                       * 16 rows, no scratch */
+    tb_cpu_half_short_bw_fn bwshort; /* log_softmax_backward's */
     tb_cpu_bw_lsm_fn bw;     /* log_softmax_backward */
     tb_cpu_half_cvt cv;
     const uint16_t *x[2];
@@ -62,6 +64,9 @@ static void hl_part(void *arg, int part, int nparts)
     if (j->shortf)
         r0 += j->shortf(j->x[0] + r0 * j->n, j->o + r0 * j->n, r1 - r0,
                         j->n);
+    if (j->bwshort)
+        r0 += j->bwshort(j->x[0] + r0 * j->n, j->x[1] + r0 * j->n,
+                         j->o + r0 * j->n, r1 - r0, j->n);
     if (r0 == r1)
         return;
     const int64_t be = j->bpc * j->n; /* a block's values */
@@ -165,6 +170,14 @@ int tb_cpu_half_lsm(void *ctx, const tb_op *op, tb_dtype dt, int isa,
         j.shortf = tb_cpu_half_lsm_short_avx512(dt, soft);
 #endif
     }
+    if (j.bw && j.n <= 16 && lv == TB_ISA_AVX512)
+#if TB_CPU_HAVE_AVX512BF16
+        j.bwshort = isa == TB_ISA_AVX512BF16
+                        ? tb_cpu_half_lsm_bw_short_avx512bf16(dt)
+                        : tb_cpu_half_lsm_bw_short_avx512(dt);
+#else
+        j.bwshort = tb_cpu_half_lsm_bw_short_avx512(dt);
+#endif
 #else
     (void)dt;
 #endif

@@ -45,6 +45,13 @@ tb_cpu_half_short_lsm_fn tb_cpu_half_lsm_short_avx512(tb_dtype dt, int soft);
 tb_cpu_half_short_lsm_fn tb_cpu_half_lsm_short_avx512bf16(tb_dtype dt,
                                                           int soft);
 
+/* log_softmax_backward's likewise: dx from g and y */
+typedef int64_t (*tb_cpu_half_short_bw_fn)(const uint16_t *g,
+                                           const uint16_t *y, uint16_t *dx,
+                                           int64_t rows, int64_t n);
+tb_cpu_half_short_bw_fn tb_cpu_half_lsm_bw_short_avx512(tb_dtype dt);
+tb_cpu_half_short_bw_fn tb_cpu_half_lsm_bw_short_avx512bf16(tb_dtype dt);
+
 /* the f32 rows of log_softmax_backward of a SIMD level
  * (bwd_simd_impl.h's bw_lsm_rows, built with the level's flags) */
 tb_cpu_bw_lsm_fn tb_cpu_half_lsm_bw_avx2(void);

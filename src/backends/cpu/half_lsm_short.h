@@ -20,8 +20,9 @@
  *   takes one permute per pair of column vectors it draws from, ~25 at
  *   n = 10 where ks_short_write's 16 x 16 transpose took ~64 shuffles
  *   and 16 masked stores), stored whole.
- * Each n is its own instance (hs_short's switch, KS_SHORT_NS).  Only
- * whole blocks of 16 rows; half_lsm.c runs the rest as before. */
+ * log_softmax_backward's blocks likewise (hs_bw_rows).  Each n is its
+ * own instance (hs_short's switch, KS_SHORT_NS).  Only whole blocks of
+ * 16 rows; half_lsm.c runs the rest as before. */
 #ifndef TB_BACKENDS_CPU_HALF_LSM_SHORT_H
 #define TB_BACKENDS_CPU_HALF_LSM_SHORT_H
 
@@ -240,6 +241,90 @@ tb_cpu_half_short_lsm_fn HL_CAT(tb_cpu_half_lsm_short_, HL_SFX)(tb_dtype dt,
     if (dt == TB_F16)
         return soft ? HL_CAT(hs_sm_f16_, HL_SFX) : HL_CAT(hs_lsm_f16_, HL_SFX);
     return soft ? HL_CAT(hs_sm_bf16_, HL_SFX) : HL_CAT(hs_lsm_bf16_, HL_SFX);
+}
+
+/* log_softmax_backward of nb blocks of 16 rows of n <= 16 (a constant
+ * once inlined): bwd_simd_impl.h's bw_lsm_short_n on the 16-bit g and
+ * y (x[0], x[1] of half_lsm.c's job): per block s = sum g a row in
+ * double from 0 in column order (g's columns by hs_load_cols), rounded
+ * to float; then dx = g - exp(y) s in memory order (one fnma), s by a
+ * permute, narrowed; chunks of HS_CHUNK blocks, the sums first.  The
+ * same operations on the same f32 values: its bits. */
+HS_AI void hs_bw_rows(const uint16_t *g, const uint16_t *y, uint16_t *dx,
+                      int64_t nb, int64_t n, int f16)
+{
+    const int64_t L = VS_LANES;
+    int32_t fidx[VS_LANES][VS_LANES];
+    ks_row_index(fidx, n);
+    vf sts[HS_CHUNK];
+    for (int64_t b0 = 0; b0 < nb; b0 += HS_CHUNK) {
+        const int64_t cb = nb - b0 < HS_CHUNK ? nb - b0 : HS_CHUNK;
+        for (int64_t b = 0; b < cb; b++) {
+            vf c[VS_LANES];
+            hs_load_cols(g + (b0 + b) * L * n, n, c, f16);
+            __m512d lo = _mm512_setzero_pd(), hi = lo;
+#pragma GCC unroll 16
+            for (int64_t k = 0; k < n; k++) {
+                lo = _mm512_add_pd(
+                    lo, _mm512_cvtps_pd(_mm512_castps512_ps256(c[k])));
+                hi = _mm512_add_pd(
+                    hi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(c[k], 1)));
+            }
+            sts[b] = _mm512_insertf32x8(
+                _mm512_castps256_ps512(_mm512_cvtpd_ps(lo)),
+                _mm512_cvtpd_ps(hi), 1);
+        }
+        for (int64_t b = 0; b < cb; b++) {
+            const int64_t at = (b0 + b) * L * n;
+#pragma GCC unroll 16
+            for (int64_t v = 0; v < n; v++) {
+                const __m512i k =
+                    _mm512_loadu_si512((const void *)fidx[v]);
+                hl_st(dx + at + v * L,
+                      v_fnma(vs_exp(hl_ld(y + at + v * L, f16)),
+                             _mm512_permutexvar_ps(k, sts[b]),
+                             hl_ld(g + at + v * L, f16)),
+                      f16);
+            }
+        }
+    }
+}
+
+#define HS_BW_CASE(N)                                                     \
+    case N:                                                               \
+        hs_bw_rows(g, y, dx, nb, N, f16);                                 \
+        return nb * VS_LANES;
+
+/* hs_short's for log_softmax_backward */
+HS_AI int64_t hs_bw(const uint16_t *g, const uint16_t *y, uint16_t *dx,
+                    int64_t rows, int64_t n, int f16)
+{
+    const int64_t nb = rows / VS_LANES;
+    switch (n) {
+        KS_SHORT_NS(HS_BW_CASE)
+    default:
+        return 0;
+    }
+}
+#undef HS_BW_CASE
+
+static int64_t HL_CAT(hs_bw_bf16_, HL_SFX)(const uint16_t *g,
+                                           const uint16_t *y, uint16_t *dx,
+                                           int64_t rows, int64_t n)
+{
+    return hs_bw(g, y, dx, rows, n, 0);
+}
+static int64_t HL_CAT(hs_bw_f16_, HL_SFX)(const uint16_t *g,
+                                          const uint16_t *y, uint16_t *dx,
+                                          int64_t rows, int64_t n)
+{
+    return hs_bw(g, y, dx, rows, n, 1);
+}
+
+tb_cpu_half_short_bw_fn HL_CAT(tb_cpu_half_lsm_bw_short_, HL_SFX)(tb_dtype dt)
+{
+    return dt == TB_F16 ? HL_CAT(hs_bw_f16_, HL_SFX)
+                        : HL_CAT(hs_bw_bf16_, HL_SFX);
 }
 
 #undef HS_AI
