@@ -142,6 +142,18 @@ HS_AI void hs_sm_put(const vf *col, uint16_t *o, int64_t n,
     }
 }
 
+/* fid2[u][h][k] (bf16; f16 needs none): the row of lane k of
+ * h_bf16_widen2's lo (h 0) or hi (1) of the 32 values from 32 u (words
+ * 0-3, 4-7 of each 128-bit lane) */
+HS_AI void hs_fid2(int32_t (*fid2)[2][VS_LANES], int64_t n, int f16)
+{
+    for (int64_t u = 0; !f16 && 2 * u + 2 <= n; u++)
+        for (int h = 0; h < 2; h++)
+            for (int k = 0; k < VS_LANES; k++)
+                fid2[u][h][k] =
+                    (int32_t)((32 * u + 8 * (k / 4) + 4 * h + k % 4) / n);
+}
+
 /* nb blocks of 16 rows of n <= 16 (a constant once inlined):
  * ks_short_rows's transposed blocks */
 HS_AI void hs_short_rows(const uint16_t *x, uint16_t *o, int64_t nb,
@@ -149,21 +161,13 @@ HS_AI void hs_short_rows(const uint16_t *x, uint16_t *o, int64_t nb,
 {
     int32_t fidx[VS_LANES][VS_LANES];
     hs_perm_tab pt;
-    /* fid2[u][h][k]: the row of lane k of h_bf16_widen2's lo (h 0) or
-     * hi (1) of the 32 values from 32 u (words 0-3, 4-7 of each 128-bit
-     * lane) */
     int32_t fid2[VS_LANES / 2][2][VS_LANES];
     if (soft)
         hs_perm_init(&pt, n);
     else
         ks_row_index(fidx, n);
-    if (!soft && !f16)
-        for (int64_t u = 0; 2 * u + 2 <= n; u++)
-            for (int h = 0; h < 2; h++)
-                for (int k = 0; k < VS_LANES; k++)
-                    fid2[u][h][k] = (int32_t)((32 * u + 8 * (k / 4) +
-                                               4 * h + k % 4) /
-                                              n);
+    if (!soft)
+        hs_fid2(fid2, n, f16);
     const int64_t bs = VS_LANES * n;
     vf m[HS_CHUNK], st[HS_CHUNK];
     vf ex[HS_CHUNK][VS_LANES];
@@ -285,8 +289,9 @@ HS_AI void hs_bw_rows(const uint16_t *g, const uint16_t *y, uint16_t *dx,
                       int64_t nb, int64_t n, int f16)
 {
     const int64_t L = VS_LANES;
-    int32_t fidx[VS_LANES][VS_LANES];
+    int32_t fidx[VS_LANES][VS_LANES], fid2[VS_LANES / 2][2][VS_LANES];
     ks_row_index(fidx, n);
+    hs_fid2(fid2, n, f16);
     vf sts[HS_CHUNK];
     for (int64_t b0 = 0; b0 < nb; b0 += HS_CHUNK) {
         const int64_t cb = nb - b0 < HS_CHUNK ? nb - b0 : HS_CHUNK;
@@ -307,8 +312,28 @@ HS_AI void hs_bw_rows(const uint16_t *g, const uint16_t *y, uint16_t *dx,
         }
         for (int64_t b = 0; b < cb; b++) {
             const int64_t at = (b0 + b) * L * n;
+            /* bf16: 32 values at a time (hs_short_rows's write) */
+            const int64_t n2 = f16 ? 0 : n / 2;
+#pragma GCC unroll 8
+            for (int64_t u = 0; u < n2; u++) {
+                const int64_t v = 2 * u;
+                vf gl, gh, yl, yh;
+                h_bf16_widen2(h_load2(g + at + v * L), &gl, &gh);
+                h_bf16_widen2(h_load2(y + at + v * L), &yl, &yh);
+                const __m512i kl =
+                    _mm512_loadu_si512((const void *)fid2[u][0]);
+                const __m512i kh =
+                    _mm512_loadu_si512((const void *)fid2[u][1]);
+                h_store2(dx + at + v * L,
+                         h_bf16_narrow2(
+                             v_fnma(vs_exp(yl),
+                                    _mm512_permutexvar_ps(kl, sts[b]), gl),
+                             v_fnma(vs_exp(yh),
+                                    _mm512_permutexvar_ps(kh, sts[b]),
+                                    gh)));
+            }
 #pragma GCC unroll 16
-            for (int64_t v = 0; v < n; v++) {
+            for (int64_t v = 2 * n2; v < n; v++) {
                 const __m512i k =
                     _mm512_loadu_si512((const void *)fidx[v]);
                 hl_st(dx + at + v * L,
