@@ -511,6 +511,11 @@ static void test_paths(void **state)
          SHAPE(rows, n), -1, 0, 0, 6},
         HL_CASES(1, 4100) HL_CASES(2, 2100) HL_CASES(10, 1000)
         HL_CASES(15, 301) HL_CASES(16, 300) HL_CASES(17, 259)
+        /* every other n <= 16 (half_lsm_short.h's instances: blocks of
+         * 16 rows, chunks of 8 blocks and a tail) */
+        HL_CASES(3, 333) HL_CASES(4, 130) HL_CASES(5, 200) HL_CASES(6, 99)
+        HL_CASES(7, 150) HL_CASES(8, 64) HL_CASES(9, 170) HL_CASES(11, 50)
+        HL_CASES(12, 148) HL_CASES(13, 45) HL_CASES(14, 140)
         HL_CASES(1000, 7) HL_CASES(3000, 3)
 #undef HL_CASES
         /* the pools and their backward (half_rows.c: chunks of N*C

@@ -3,7 +3,9 @@
  * per-thread f32 scratch of at most HL_ELEMS values a tensor (L1), the
  * level's f32 row function on them, the block narrowed; softmax's and
  * log_softmax's rows longer than 32 at avx512 and avx512bf16 on the
- * 16-bit values themselves (half_lsm_fused.h).  half_rows.c's chunks
+ * 16-bit values themselves (half_lsm_fused.h), and their rows of n <=
+ * 16 there in whole blocks of 16 rows (half_lsm_short.h), and
+ * log_softmax_backward's too.  half_rows.c's chunks
  * (192 KiB of scratch in L2) ran the f32 row's tb_kernel_fn (operand
  * checks, the driver, a pool call) on each: at 256x1000 bf16
  * log_softmax 1.4x the f32 row's time, at 1024x10 1.3x (now 0.99x and
@@ -31,6 +33,9 @@
 typedef struct {
     tb_cpu_lsm_rows_fn rows; /* softmax, log_softmax */
     tb_cpu_half_lsm_fn fused; /* their long rows at avx512: no scratch */
+    tb_cpu_half_short_lsm_fn shortf; /* their rows of n <= 16: blocks of
+                                      * 16 rows, no scratch */
+    tb_cpu_half_short_bw_fn bwshort; /* log_softmax_backward's */
     tb_cpu_bw_lsm_fn bw;     /* log_softmax_backward */
     tb_cpu_half_cvt cv;
     const uint16_t *x[2];
@@ -48,12 +53,22 @@ static void hl_part(void *arg, int part, int nparts)
     tb_cpu_span(nb, 1, part, nparts, &b0, &b1);
     if (b1 <= b0)
         return;
+    int64_t r0 = b0 * j->bpc;
+    const int64_t r1 = b1 * j->bpc < j->rows_n ? b1 * j->bpc : j->rows_n;
     if (j->fused) {
-        const int64_t r0 = b0 * j->bpc;
-        const int64_t r1 = b1 * j->bpc < j->rows_n ? b1 * j->bpc : j->rows_n;
         j->fused(j->x[0] + r0 * j->n, j->o + r0 * j->n, r1 - r0, j->n);
         return;
     }
+    /* whole blocks of 16 rows; what is left (the tensor's last rows %
+     * 16: parts start at 16-row multiples) through the scratch */
+    if (j->shortf)
+        r0 += j->shortf(j->x[0] + r0 * j->n, j->o + r0 * j->n, r1 - r0,
+                        j->n);
+    if (j->bwshort)
+        r0 += j->bwshort(j->x[0] + r0 * j->n, j->x[1] + r0 * j->n,
+                         j->o + r0 * j->n, r1 - r0, j->n);
+    if (r0 == r1)
+        return;
     const int64_t be = j->bpc * j->n; /* a block's values */
     float *buf = tb_alloc((size_t)((j->n_in + 1) * be) * sizeof *buf);
     if (!buf) {
@@ -61,9 +76,8 @@ static void hl_part(void *arg, int part, int nparts)
         return;
     }
     float *ob = buf + j->n_in * be;
-    for (int64_t b = b0; b < b1; b++) {
-        const int64_t r0 = b * j->bpc;
-        const int64_t k = j->rows_n - r0 < j->bpc ? j->rows_n - r0 : j->bpc;
+    for (; r0 < r1; r0 += j->bpc) {
+        const int64_t k = r1 - r0 < j->bpc ? r1 - r0 : j->bpc;
         const int64_t off = r0 * j->n, m = k * j->n;
         for (int i = 0; i < j->n_in; i++)
             j->cv.widen(j->x[i] + off, buf + i * be, m);
@@ -142,6 +156,28 @@ int tb_cpu_half_lsm(void *ctx, const tb_op *op, tb_dtype dt, int isa,
         j.fused = tb_cpu_half_lsm_fused_avx512(dt, soft);
 #endif
     }
+    /* rows of n <= 16 (the f32 rows' transposed blocks) likewise */
+    if (j.rows && j.n <= 16 && lv == TB_ISA_AVX512 &&
+        f32 == (op->id == TB_OP_softmax ? TB_CPU_KFN(softmax, f32, avx512)
+                                        : TB_CPU_KFN(log_softmax, f32,
+                                                     avx512))) {
+        const int soft = op->id == TB_OP_softmax;
+#if TB_CPU_HAVE_AVX512BF16
+        j.shortf = isa == TB_ISA_AVX512BF16
+                       ? tb_cpu_half_lsm_short_avx512bf16(dt, soft)
+                       : tb_cpu_half_lsm_short_avx512(dt, soft);
+#else
+        j.shortf = tb_cpu_half_lsm_short_avx512(dt, soft);
+#endif
+    }
+    if (j.bw && j.n <= 16 && lv == TB_ISA_AVX512)
+#if TB_CPU_HAVE_AVX512BF16
+        j.bwshort = isa == TB_ISA_AVX512BF16
+                        ? tb_cpu_half_lsm_bw_short_avx512bf16(dt)
+                        : tb_cpu_half_lsm_bw_short_avx512(dt);
+#else
+        j.bwshort = tb_cpu_half_lsm_bw_short_avx512(dt);
+#endif
 #else
     (void)dt;
 #endif

@@ -35,6 +35,23 @@ typedef void (*tb_cpu_half_lsm_fn)(const uint16_t *x, uint16_t *o,
 tb_cpu_half_lsm_fn tb_cpu_half_lsm_fused_avx512(tb_dtype dt, int soft);
 tb_cpu_half_lsm_fn tb_cpu_half_lsm_fused_avx512bf16(tb_dtype dt, int soft);
 
+/* softmax (soft 1) or log_softmax rows of n <= 16 16-bit values of dt
+ * in whole blocks of 16 rows (half_lsm_short.h): the first rows - rows
+ * % 16 rows done (0 for n > 16), the number returned; the avx512
+ * level's f32 rows' bits */
+typedef int64_t (*tb_cpu_half_short_lsm_fn)(const uint16_t *x, uint16_t *o,
+                                            int64_t rows, int64_t n);
+tb_cpu_half_short_lsm_fn tb_cpu_half_lsm_short_avx512(tb_dtype dt, int soft);
+tb_cpu_half_short_lsm_fn tb_cpu_half_lsm_short_avx512bf16(tb_dtype dt,
+                                                          int soft);
+
+/* log_softmax_backward's likewise: dx from g and y */
+typedef int64_t (*tb_cpu_half_short_bw_fn)(const uint16_t *g,
+                                           const uint16_t *y, uint16_t *dx,
+                                           int64_t rows, int64_t n);
+tb_cpu_half_short_bw_fn tb_cpu_half_lsm_bw_short_avx512(tb_dtype dt);
+tb_cpu_half_short_bw_fn tb_cpu_half_lsm_bw_short_avx512bf16(tb_dtype dt);
+
 /* the f32 rows of log_softmax_backward of a SIMD level
  * (bwd_simd_impl.h's bw_lsm_rows, built with the level's flags) */
 tb_cpu_bw_lsm_fn tb_cpu_half_lsm_bw_avx2(void);

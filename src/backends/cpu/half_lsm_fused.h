@@ -284,6 +284,8 @@ static void HL_CAT(hl_lsm_f16_, HL_SFX)(const uint16_t *x, uint16_t *o,
     hl_rows(x, o, rows, n, 0, 1);
 }
 
+#include "half_lsm_short.h" /* rows of n <= 16 */
+
 tb_cpu_half_lsm_fn HL_CAT(tb_cpu_half_lsm_fused_, HL_SFX)(tb_dtype dt,
                                                           int soft)
 {
