@@ -59,17 +59,7 @@ HS_AI void hs_load_cols(const uint16_t *x, int64_t n, vf *col, int f16)
                                                 4 * q);
             a[j] = hl_wid(v, f16);
         }
-        const vf t0 = _mm512_unpacklo_ps(a[0], a[1]);
-        const vf t1 = _mm512_unpackhi_ps(a[0], a[1]);
-        const vf t2 = _mm512_unpacklo_ps(a[2], a[3]);
-        const vf t3 = _mm512_unpackhi_ps(a[2], a[3]);
-        col[4 * g] = _mm512_shuffle_ps(t0, t2, 0x44);
-        if (w > 1)
-            col[4 * g + 1] = _mm512_shuffle_ps(t0, t2, 0xee);
-        if (w > 2)
-            col[4 * g + 2] = _mm512_shuffle_ps(t1, t3, 0x44);
-        if (w > 3)
-            col[4 * g + 3] = _mm512_shuffle_ps(t1, t3, 0xee);
+        ks_cols4(a, col + 4 * g, w);
     }
 }
 

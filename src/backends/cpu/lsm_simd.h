@@ -133,6 +133,28 @@ static inline void ks_row_index(int32_t (*fidx)[VS_LANES], int64_t n)
 #define KS_SHORT_NS(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
 #endif
 
+#if VS_LANES == 16
+/* ks_load_cols's 4 x 4 transpose inside the 128-bit lanes: col[c] for
+ * c < w (1 <= w <= 4) from a[j], whose lane q holds row j + 4q's four
+ * columns (half_lsm_short.h's 16-bit columns too, widened) */
+static inline __attribute__((always_inline)) void ks_cols4(const vf *a,
+                                                           vf *col,
+                                                           int64_t w)
+{
+    const vf t0 = _mm512_unpacklo_ps(a[0], a[1]);
+    const vf t1 = _mm512_unpackhi_ps(a[0], a[1]);
+    const vf t2 = _mm512_unpacklo_ps(a[2], a[3]);
+    const vf t3 = _mm512_unpackhi_ps(a[2], a[3]);
+    col[0] = _mm512_shuffle_ps(t0, t2, 0x44);
+    if (w > 1)
+        col[1] = _mm512_shuffle_ps(t0, t2, 0xee);
+    if (w > 2)
+        col[2] = _mm512_shuffle_ps(t1, t3, 0x44);
+    if (w > 3)
+        col[3] = _mm512_shuffle_ps(t1, t3, 0xee);
+}
+#endif
+
 /* col[c] for c < n (1 <= n <= VS_LANES, a constant once inlined; col
  * holds VS_LANES vectors, those past n scratch): lane r = element c of
  * row r of the VS_LANES contiguous rows of n at x.  AVX-512: per group
@@ -163,17 +185,7 @@ ks_load_cols(const float *x, int64_t n, vf *col)
                                              4 * q);
             a[j] = v;
         }
-        const vf t0 = _mm512_unpacklo_ps(a[0], a[1]);
-        const vf t1 = _mm512_unpackhi_ps(a[0], a[1]);
-        const vf t2 = _mm512_unpacklo_ps(a[2], a[3]);
-        const vf t3 = _mm512_unpackhi_ps(a[2], a[3]);
-        col[4 * g] = _mm512_shuffle_ps(t0, t2, 0x44);
-        if (w > 1)
-            col[4 * g + 1] = _mm512_shuffle_ps(t0, t2, 0xee);
-        if (w > 2)
-            col[4 * g + 2] = _mm512_shuffle_ps(t1, t3, 0x44);
-        if (w > 3)
-            col[4 * g + 3] = _mm512_shuffle_ps(t1, t3, 0xee);
+        ks_cols4(a, col + 4 * g, w);
     }
 #else
 #pragma GCC unroll 8
