@@ -28,8 +28,3 @@ tb_cpu_half_bincols_fn tb_cpu_half_bincols_avx2(tb_dtype dt)
 {
     return hbb_get(dt);
 }
-
-tb_cpu_half_mmrows_fn tb_cpu_half_mmrows_avx2(tb_dtype dt)
-{
-    return hs_mmrows(dt);
-}

@@ -1,0 +1,11 @@
+/* maximum and minimum bf16/f16 with b one row broadcast, at the
+ * avx512bf16 level (half_simd.h's hs_mmrows, tb_cpu_half_mmrows_fn): a
+ * file of its own, built with half_avx512bf16.c's flags, so that
+ * half_avx512bf16.c's inlining stays as it was (see half_simd.h). */
+#define HS_MMROWS
+#include "half_simd.h"
+
+tb_cpu_half_mmrows_fn tb_cpu_half_mmrows_avx512bf16(tb_dtype dt)
+{
+    return hs_mmrows(dt);
+}
