@@ -45,9 +45,11 @@
         for (long i = 0; i + (B) * RS_W <= n; i += (B) * RS_W) {          \
             KB_BEGIN(ROW);                                                \
             rd v[B], r[B];                                                \
+            _Pragma("GCC unroll 4")                                          \
             for (int j = 0; j < (B); j++)                                 \
                 v[j] = rs_loadd(x + i + j * RS_W);                        \
             NAME(v, r);                                                   \
+            _Pragma("GCC unroll 4")                                          \
             for (int j = 0; j < (B); j++)                                 \
                 rs_stored(y + i + j * RS_W, r[j]);                        \
             KB_END(ROW);                                                  \

@@ -119,8 +119,10 @@ enum { DX_SV = 2 };
 static inline void dx_sigmoid_n(const rd *x, rd *r)
 {
     rd t[DX_SV];
+#pragma GCC unroll 4
     for (int j = 0; j < DX_SV; j++)
         t[j] = dx_exp_neg(rs_sub(rs_d1(0.0), rs_abs(x[j])));
+#pragma GCC unroll 4
     for (int j = 0; j < DX_SV; j++)
         r[j] = dx_sigmoid_end(x[j], t[j]);
 }
@@ -128,6 +130,7 @@ static inline void dx_sigmoid_n(const rd *x, rd *r)
 static inline void dx_silu_n(const rd *x, rd *r)
 {
     dx_sigmoid_n(x, r);
+#pragma GCC unroll 4
     for (int j = 0; j < DX_SV; j++)
         r[j] = rs_mul(x[j], r[j]);
 }
@@ -161,8 +164,10 @@ static inline rd dx_tanh(rd x)
 static inline void dx_tanh_n(const rd *x, rd *r)
 {
     rd m[DX_SV];
+#pragma GCC unroll 4
     for (int j = 0; j < DX_SV; j++)
         m[j] = dx_tanh_m(x[j]);
+#pragma GCC unroll 4
     for (int j = 0; j < DX_SV; j++)
         r[j] = dx_tanh_end(x[j], m[j]);
 }
@@ -219,14 +224,18 @@ static inline void dx_softplus_n(const double *x, double *o, rd beta,
                                  rd thr, int div)
 {
     rd v[DX_SV], z[DX_SV], t[DX_SV];
+#pragma GCC unroll 4
     for (int j = 0; j < DX_SV; j++) {
         v[j] = rs_loadd(x + j * RS_W);
         z[j] = rs_mul(beta, v[j]);
     }
+#pragma GCC unroll 4
     for (int j = 0; j < DX_SV; j++)
         t[j] = dx_exp_neg(rs_sub(rs_d1(0.0), rs_abs(z[j])));
+#pragma GCC unroll 4
     for (int j = 0; j < DX_SV; j++)
         t[j] = dx_log1p(t[j]);
+#pragma GCC unroll 4
     for (int j = 0; j < DX_SV; j++)
         rs_stored(o + j * RS_W,
                   dx_softplus_end(v[j], z[j], t[j], beta, thr, div));
@@ -279,9 +288,11 @@ static inline rd dx_gelu_tanh(rd x)
 static inline void dx_gelu_tanh_n(const rd *x, rd *r)
 {
     rd z[DX_SV];
+#pragma GCC unroll 4
     for (int j = 0; j < DX_SV; j++)
         z[j] = dx_gelu_tanh_z(x[j]);
     dx_sigmoid_n(z, r);
+#pragma GCC unroll 4
     for (int j = 0; j < DX_SV; j++)
         r[j] = rs_mul(x[j], r[j]);
 }
@@ -660,9 +671,11 @@ static inline void dx_log_n(const rd *x, rd *r)
         int64_t i = 0;                                                    \
         for (; i + (B) * RS_W <= n; i += (B) * RS_W) {                    \
             rd v[B], r[B];                                                \
+            _Pragma("GCC unroll 4")                                          \
             for (int j = 0; j < (B); j++)                                 \
                 v[j] = rs_loadd(x + i + j * RS_W);                        \
             dx_##NAME##_n(v, r);                                          \
+            _Pragma("GCC unroll 4")                                          \
             for (int j = 0; j < (B); j++)                                 \
                 rs_stored(o + i + j * RS_W, r[j]);                        \
         }                                                                 \
