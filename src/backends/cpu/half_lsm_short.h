@@ -165,23 +165,10 @@ HS_AI void hs_short_rows(const uint16_t *x, uint16_t *o, int64_t nb,
         const int64_t cb =
             nb - b0 < HS_CHUNK ? nb - b0 : HS_CHUNK;
         int64_t b;
-        for (b = 0; b < cb; b++) { /* ks_short_stats */
+        for (b = 0; b < cb; b++) { /* as ks_short_stats */
             vf col[VS_LANES];
             hs_load_cols(x + (b0 + b) * bs, n, col, f16);
-            vf mx = col[0];
-#pragma GCC unroll 16
-            for (int64_t c = 1; c < n; c++)
-                mx = v_max(mx, col[c]);
-            vf s = v_set1(0.0f);
-#pragma GCC unroll 16
-            for (int64_t c = 0; c < n; c++) {
-                const vf e = vs_exp(v_sub(col[c], mx));
-                if (soft)
-                    ex[b][c] = e;
-                s = v_add(s, e);
-            }
-            m[b] = mx;
-            st[b] = s;
+            ks_cols_stats(col, n, &m[b], &st[b], ex[b], soft);
         }
         for (b = 0; b < cb; b++)
             st[b] = soft ? v_div(v_set1(1.0f), st[b]) : vs_log(st[b]);

@@ -688,31 +688,15 @@ static void ks_sum_f64_cols(const void *px, int64_t R, int64_t ld,
 #define KS_LSM_SHORT 32
 #define KS_SHORT_CHUNK 8
 
-/* Pass one of a transposed block (n <= VS_LANES): *mo = the rows' max,
- * *so = s = sum exp(x - m) in column order (ks_short_rows takes its
- * log or inverse); softmax keeps exp(x - m) of columns 0 .. n - 1 in
- * ex. */
+/* Pass one of a transposed block (n <= VS_LANES): lsm_simd.h's
+ * ks_cols_stats on the columns of x's block, loaded by ks_load_cols
+ * (gathers cost about a cycle per element). */
 static inline __attribute__((always_inline)) void
 ks_short_stats(const float *x, int64_t n, vf *mo, vf *so, vf *ex, int soft)
 {
     vf col[VS_LANES];
-    /* Columns by ks_load_cols (gathers cost about a cycle per
-     * element). */
     ks_load_cols(x, n, col);
-    vf m = col[0];
-#pragma GCC unroll 16
-    for (int64_t c = 1; c < n; c++)
-        m = v_max(m, col[c]);
-    vf s = v_set1(0.0f);
-#pragma GCC unroll 16
-    for (int64_t c = 0; c < n; c++) {
-        const vf e = vs_exp(v_sub(col[c], m));
-        if (soft)
-            ex[c] = e;
-        s = v_add(s, e);
-    }
-    *mo = m;
-    *so = s;
+    ks_cols_stats(col, n, mo, so, ex, soft);
 }
 
 /* Pass two of a transposed block: log_softmax (x - m) - log s vector by

@@ -195,6 +195,29 @@ ks_load_cols(const float *x, int64_t n, vf *col)
 #endif
 }
 
+/* Pass one of a transposed block (n <= VS_LANES; its columns col):
+ * *mo = the rows' max, *so = s = sum exp(x - m) in column order
+ * (ks_short_rows and half_lsm_short.h's rows take its log or inverse);
+ * softmax keeps exp(x - m) of columns 0 .. n - 1 in ex. */
+static inline __attribute__((always_inline)) void
+ks_cols_stats(const vf *col, int64_t n, vf *mo, vf *so, vf *ex, int soft)
+{
+    vf m = col[0];
+#pragma GCC unroll 16
+    for (int64_t c = 1; c < n; c++)
+        m = v_max(m, col[c]);
+    vf s = v_set1(0.0f);
+#pragma GCC unroll 16
+    for (int64_t c = 0; c < n; c++) {
+        const vf e = vs_exp(v_sub(col[c], m));
+        if (soft)
+            ex[c] = e;
+        s = v_add(s, e);
+    }
+    *mo = m;
+    *so = s;
+}
+
 /* One vector of the write pass below. */
 static inline vf ks_lsm_one(vf x, vf m, vf c, int soft)
 {
