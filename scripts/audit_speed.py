@@ -211,10 +211,14 @@ def l3_bytes(env):
 
 def roof_entry(pk, r, level, threads):
     """The peaks' bandwidth entry of roofline r's kernel at level and
-    threads, or {}."""
+    threads (at the working set r names, when it names one: a level
+    measured on several sets), or {}."""
+    ws = r.get("bandwidth_working_set_bytes")
     e = [e for e in pk.get("bandwidth") or []
          if e["kernel"] == r.get("bw_kernel") and e["level"] == level and
-         e["threads"] == threads]
+         e["threads"] == threads and
+         (ws is None or threads != r.get("bandwidth_threads") or
+          e.get("working_set_bytes") == ws)]
     return e[0] if e else {}
 
 

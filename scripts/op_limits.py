@@ -838,9 +838,13 @@ def case_bound(c, med, bounds, probes, by_id, clock, plan):
     bound = mem
     kind = None
     if rl:
+        # the L3 is measured on several sets: name the one it is held to
+        ws = rl.get("bandwidth_working_set_bytes")
+        at = (f" {ws / 2 ** 20:.0f} MiB" if rl.get("level") == "L3" and ws
+              else "")
         kind = (f"compute ({rl.get('isa')} FMA)"
                 if rl.get("bound") == "compute" else
-                f"memory ({rl.get('bw_kernel')}, {rl.get('level')})")
+                f"memory ({rl.get('bw_kernel')}, {rl.get('level')}{at})")
     # a stated compute bound: elements x cycles / the measured clock
     stated = None
     b = bounds.get(c.get("impl"))

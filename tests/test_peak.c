@@ -222,38 +222,53 @@ static void test_measure_structure(void **state)
         assert_true(num(l, "working_set_bytes") == ws[i]);
     }
 
-    /* Bandwidth: 5 kernels x 4 levels x thread counts, all sane. */
+    /* Bandwidth: 5 kernels x 4 levels x thread counts, all sane; the L3
+     * at its own set and each larger quarter of it (256, 512, 768 KiB
+     * over all threads): 3 sets on 1 thread, 2 on 2. */
+    const cJSON *l3 = cJSON_GetArrayItem(lv, 2);
+    const cJSON *more = get(l3, "more_working_sets_bytes");
+    assert_int_equal(cJSON_GetArraySize(more), 3);
+    for (int q = 0; q < 3; q++)
+        assert_true(cJSON_GetArrayItem(more, q)->valuedouble ==
+                    (q + 1) * (256 << 10));
     const char *bw_isa = str(p, "bandwidth_isa");
     assert_true(cpu_has_isa(bw_isa));
     const cJSON *bw = get(p, "bandwidth");
-    assert_int_equal(cJSON_GetArraySize(bw), 5 * 4 * nth);
+    assert_int_equal(cJSON_GetArraySize(bw),
+                     5 * 3 * nth + 5 * (nth >= 2 ? 3 + 2 : 3));
     const char *kernels[5] = {"copy", "add", "triad", "read", "update"};
     const int arrays[5] = {2, 3, 3, 1, 2};
     for (int l = 0; l < 4; l++)
         for (int t = 1; t <= nth; t++)
             for (int k = 0; k < 5; k++) {
-                const cJSON *e, *found = NULL;
-                cJSON_ArrayForEach(e, bw)
-                {
-                    if (!strcmp(str(e, "kernel"), kernels[k]) &&
-                        !strcmp(str(e, "level"), names[l]) &&
-                        num(e, "threads") == t) {
-                        assert_null(found); /* exactly once */
-                        found = e;
-                    }
-                }
-                assert_non_null(found);
-                check_figure(found, "gb_s");
-                /* The working set: the level's (per thread for L1 and
+                /* The working sets: the level's (per thread for L1 and
                  * L2; for L3 at most 4x the L2 per thread: 256 KiB, so 1
                  * thread uses 256 KiB, 2 or more the level's 512 KiB),
-                 * rounded down to whole 64-element array steps. */
-                double want = l <= 1 ? ws[l] * t : ws[l];
-                if (l == 2 && want / t > 4 * cap[1])
-                    want = 4 * cap[1] * t;
-                double got = num(found, "working_set_bytes");
-                assert_true(got <= want);
-                assert_true(got > want - t * arrays[k] * 64 * 8);
+                 * then the L3's larger quarters; each rounded down to
+                 * whole 64-element array steps, in this order. */
+                double want[3] = {l <= 1 ? ws[l] * t : ws[l]};
+                int nwant = 1;
+                if (l == 2 && want[0] / t > 4 * cap[1])
+                    want[0] = 4 * cap[1] * t;
+                for (int q = 1; l == 2 && q <= 3; q++)
+                    if (q * (256 << 10) > want[nwant - 1])
+                        want[nwant++] = q * (256 << 10);
+                const cJSON *e;
+                int n = 0;
+                cJSON_ArrayForEach(e, bw)
+                {
+                    if (strcmp(str(e, "kernel"), kernels[k]) ||
+                        strcmp(str(e, "level"), names[l]) ||
+                        num(e, "threads") != t)
+                        continue;
+                    assert_true(n < nwant);
+                    check_figure(e, "gb_s");
+                    double got = num(e, "working_set_bytes");
+                    assert_true(got <= want[n]);
+                    assert_true(got > want[n] - t * arrays[k] * 64 * 8);
+                    n++;
+                }
+                assert_int_equal(n, nwant);
             }
 
     /* FMA: one figure per ISA the CPU has, per dtype, per thread count;
@@ -835,6 +850,64 @@ static void test_roofline_bf16(void **state)
     cJSON_Delete(p);
 }
 
+/* The L3 measured at several sets: a case is held to the figure of the
+ * largest set at most its bytes (else the smallest set's), per thread
+ * count, then the best over the counts up to its own. */
+static void test_roofline_l3_sets(void **state)
+{
+    (void)state;
+    cJSON *p = fixed();
+    const double MiB = 1048576;
+    static const struct {
+        int t;
+        double ws_mib, gb_s;
+    } pts[] = {{1, 4, 90}, {1, 8, 80}, {1, 16, 70}, {1, 24, 60},
+               {2, 8, 150}, {2, 16, 100}, {2, 24, 65}};
+    cJSON *bw = cJSON_CreateArray();
+    for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "kernel", "add");
+        cJSON_AddStringToObject(e, "level", "L3");
+        cJSON_AddNumberToObject(e, "threads", pts[i].t);
+        cJSON_AddNumberToObject(e, "working_set_bytes", pts[i].ws_mib * MiB);
+        cJSON_AddNumberToObject(e, "best_gb_s", pts[i].gb_s);
+        cJSON_AddItemToArray(bw, e);
+    }
+    cJSON_ReplaceItemInObjectCaseSensitive(p, "bandwidth", bw);
+    static const struct {
+        int threads;
+        double mib, gb_s, ws_mib;
+        int bw_threads;
+    } cases[] = {
+        {1, 2, 90, 4, 1},     /* below every set: the smallest */
+        {1, 4, 90, 4, 1},     /* exactly a set */
+        {1, 12, 80, 8, 1},    /* between: the set below */
+        {1, 16.5, 70, 16, 1},
+        {1, 30, 60, 24, 1},   /* above the largest: the largest */
+        {2, 6, 150, 8, 2},    /* 1 thread's 4 MiB (90) < 2's smallest */
+        {2, 20, 100, 16, 2},  /* 1 thread's 16 (70) < 2's 16 (100) */
+        {2, 30, 65, 24, 2},   /* 1 thread's 24 (60) < 2's 24 (65) */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tb_roofline r;
+        tb_roofline_in in = {.bytes = cases[i].mib * MiB, .time_ns = 1e6,
+                             .dtype = TB_F64, .threads = cases[i].threads,
+                             .bw_kernel = "add"};
+        assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+        assert_string_equal(r.level, "L3");
+        assert_true(near(r.bandwidth_gb_s, cases[i].gb_s));
+        assert_true(r.bandwidth_ws_bytes == cases[i].ws_mib * MiB);
+        assert_int_equal(r.bandwidth_threads, cases[i].bw_threads);
+        assert_true(near(r.min_time_ns, in.bytes / cases[i].gb_s));
+        cJSON *o = tb_roofline_json(&r);
+        assert_non_null(o);
+        assert_true(num(o, "bandwidth_working_set_bytes") ==
+                    cases[i].ws_mib * MiB);
+        cJSON_Delete(o);
+    }
+    cJSON_Delete(p);
+}
+
 static void test_roofline_json(void **state)
 {
     (void)state;
@@ -845,9 +918,11 @@ static void test_roofline_json(void **state)
     assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
     cJSON *o = tb_roofline_json(&r);
     assert_non_null(o);
-    assert_int_equal(cJSON_GetArraySize(o), 14);
+    assert_int_equal(cJSON_GetArraySize(o), 15);
     assert_string_equal(str(o, "peak_dtype"), "f32");
     assert_true(num(o, "bandwidth_threads") == 1);
+    /* the fixed figures carry no working set */
+    assert_true(cJSON_IsNull(get(o, "bandwidth_working_set_bytes")));
     assert_true(num(o, "peak_threads") == 1);
     assert_string_equal(str(o, "level"), "L3");
     assert_true(num(o, "threads") == 1);
@@ -1123,7 +1198,7 @@ int main(int argc, char **argv)
         T(dot_loops),
         T(level_selection),
         T(roofline_fixed), T(roofline_bf16),
-        T(roofline_json),
+        T(roofline_json), T(roofline_l3_sets),
         T(results_roofline),
         T(cmd_usage),
     };

@@ -896,11 +896,17 @@ static cJSON *pk_doc_new(const tb_peak_opts *o, const pk_plan *pl,
          * with other cores or tenants, half of it runs far slower than
          * the sets a case of a few L2 sizes moves, and a bound must be
          * the fastest the level allows. */
+        cJSON *l3 = cJSON_GetArrayItem(levels, cJSON_GetArraySize(levels) - 1);
         if (pl->l2)
-            cJSON_AddNumberToObject(
-                cJSON_GetArrayItem(levels, cJSON_GetArraySize(levels) - 1),
-                "per_thread_max_bytes",
-                (double)(pl->l2 * TB_PEAK_L3_L2_MULT));
+            cJSON_AddNumberToObject(l3, "per_thread_max_bytes",
+                                    (double)(pl->l2 * TB_PEAK_L3_L2_MULT));
+        /* Larger sets too (over all threads): a case of 8-24 MiB is held
+         * to the figure of the largest of these its bytes reach, not to
+         * the few-MiB set's, which the L3 gives only to few-MiB sets. */
+        cJSON *more = cJSON_AddArrayToObject(l3, "more_working_sets_bytes");
+        for (int q = 1; q <= TB_PEAK_L3_QUARTERS; q++)
+            cJSON_AddItemToArray(
+                more, cJSON_CreateNumber((double)(pl->l3 / 4 * (size_t)q)));
     }
     pk_add_level(levels, "DRAM", 0, false, pl->dram);
     cJSON_AddStringToObject(p, "bandwidth_isa", bw_loops->isa);
@@ -942,20 +948,28 @@ static int pk_measure_all(cJSON *p, const pk_plan *pl,
                         ->valuedouble;
         const cJSON *pmax =
             cJSON_GetObjectItemCaseSensitive(lv, "per_thread_max_bytes");
+        const cJSON *more =
+            cJSON_GetObjectItemCaseSensitive(lv, "more_working_sets_bytes");
         for (int i = 0; i < pl->ncounts && !rc; i++) {
-            size_t per = per_thread ? (size_t)ws
-                                    : (size_t)(ws / pl->counts[i]);
+            const int T = pl->counts[i];
+            size_t per = per_thread ? (size_t)ws : (size_t)(ws / T);
             if (cJSON_IsNumber(pmax) && per > (size_t)pmax->valuedouble)
                 per = (size_t)pmax->valuedouble;
-            rc = pk_measure_bw(bw, name, per, pl->counts[i], pl->cpus,
-                               *pinned ? pl->ncpus : 0, bw_loops, pl->reps,
-                               rep_ns, pinned, progress);
-            if (rc == TB_ENOMEM)
-                snprintf(msg, msglen,
-                         "peak: cannot allocate the %s working set "
-                         "(%.0f MiB) on %d threads",
-                         name, (double)per * pl->counts[i] / 1048576.0,
-                         pl->counts[i]);
+            /* the level's set, then each larger one of `more` */
+            const cJSON *m = more ? more->child : NULL;
+            for (size_t last = 0; !rc && per > last;) {
+                last = per;
+                rc = pk_measure_bw(bw, name, per, T, pl->cpus,
+                                   *pinned ? pl->ncpus : 0, bw_loops,
+                                   pl->reps, rep_ns, pinned, progress);
+                if (rc == TB_ENOMEM)
+                    snprintf(msg, msglen,
+                             "peak: cannot allocate the %s working set "
+                             "(%.0f MiB) on %d threads",
+                             name, (double)per * T / 1048576.0, T);
+                for (; m && per <= last; m = m->next)
+                    per = (size_t)(m->valuedouble / T);
+            }
         }
     }
     return rc;

@@ -48,8 +48,11 @@
  * (method 4's cache has none, and an isa=auto case there had none).
  * 6: the avx512bf16 level's dot-product roofs, bf16 (vdpbf16ps chains)
  * and int8 (vpdpbusd), so that a bf16 matmul and matmul_int8 there find
- * theirs (method 5's cache has none). */
-#define TB_PEAK_METHOD 6
+ * theirs (method 5's cache has none).  7: the L3's bandwidth at larger
+ * sets too (a quarter, half and three quarters of it), so that a case of
+ * 8-24 MiB is held to what the L3 gives a set of its size (method 6's
+ * cache has the few-MiB figure only). */
+#define TB_PEAK_METHOD 7
 /* Where the cache lives: the file TB_PEAK_CACHE_ENV names, else
  * $XDG_CACHE_HOME/tbench/peak-cache.json, else
  * $HOME/.cache/tbench/peak-cache.json (one cache per user and machine,
@@ -69,6 +72,10 @@
 /* The L3 working set per thread, in L2 sizes (at most half the L3 over
  * all threads). */
 #define TB_PEAK_L3_L2_MULT 4
+/* The L3's larger sets, over all threads: 1/4, 2/4 ... of its size, up
+ * to this many quarters (each measured where it exceeds the level's own
+ * set on that many threads). */
+#define TB_PEAK_L3_QUARTERS 3
 /* DRAM working set when the cache sizes are unknown. */
 #define TB_PEAK_DRAM_FALLBACK_BYTES (256u << 20)
 
@@ -161,6 +168,10 @@ typedef struct tb_roofline {
      * too); *_threads says which count gave it. */
     double bandwidth_gb_s; /* best measured (kernel, level, <= threads) */
     int bandwidth_threads;
+    /* the working set that figure was measured on (the level's largest
+     * at most the case's bytes, else its smallest: rl_point); 0 when
+     * unknown (a GPU's figure, peaks without sets) */
+    double bandwidth_ws_bytes;
     double peak_gflop_s;   /* best measured (isa, dtype, <= threads); 0
                               when flops == 0 */
     int peak_threads;      /* 0 when flops == 0 */

@@ -21,6 +21,22 @@ static void pk_fmt_bytes(double b, char *buf, size_t len)
         snprintf(buf, len, "%.0f KiB", b / 1024);
 }
 
+/* The n-th bandwidth entry (0 the first) of kernel k at level l on t
+ * threads, or NULL. */
+static const cJSON *pk_find_nth(const cJSON *bw, const char *k,
+                                const char *l, int t, int n)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, bw)
+    {
+        const char *ek = pk_str(e, "kernel"), *el = pk_str(e, "level");
+        if (ek && el && !strcmp(ek, k) && !strcmp(el, l) &&
+            pk_num(e, "threads") == t && n-- == 0)
+            return e;
+    }
+    return NULL;
+}
+
 /* "123.4 (5%)" or "-" for a missing figure. */
 static void pk_fmt_fig(const cJSON *e, const char *unit, char *buf,
                        size_t len)
@@ -71,18 +87,26 @@ void tb_peaks_print(FILE *f, const cJSON *p)
         cJSON_ArrayForEach(tc, counts)
         {
             int t = (int)tc->valuedouble;
-            char cells[PK_NBW][32], ws[32] = "-";
-            for (int k = 0; k < PK_NBW; k++) {
-                const cJSON *e = pk_find(bw, "kernel", pk_bw_names[k],
-                                         "level", name, t);
-                pk_fmt_fig(e, "gb_s", cells[k], sizeof cells[k]);
-                if (e && k == PK_TRIAD)
-                    pk_fmt_bytes(pk_num(e, "working_set_bytes"), ws,
-                                 sizeof ws);
+            /* a line per set the level was measured on (the L3: its own
+             * and its larger quarters), the n-th entry of each kernel */
+            for (int n = 0;; n++) {
+                char cells[PK_NBW][32], ws[32] = "-";
+                bool any = false;
+                for (int k = 0; k < PK_NBW; k++) {
+                    const cJSON *e = pk_find_nth(bw, pk_bw_names[k], name,
+                                                 t, n);
+                    any = any || e;
+                    pk_fmt_fig(e, "gb_s", cells[k], sizeof cells[k]);
+                    if (e && k == PK_TRIAD)
+                        pk_fmt_bytes(pk_num(e, "working_set_bytes"), ws,
+                                     sizeof ws);
+                }
+                if (!any)
+                    break;
+                fprintf(f, "%-5s %7d %12s  %-13s %-13s %-13s %-13s %-13s\n",
+                        name, t, ws, cells[0], cells[1], cells[2], cells[3],
+                        cells[4]);
             }
-            fprintf(f, "%-5s %7d %12s  %-13s %-13s %-13s %-13s %-13s\n",
-                    name, t, ws, cells[0], cells[1], cells[2], cells[3],
-                    cells[4]);
         }
     }
     /* chains per thread: every entry's "accumulators" (one loop shape) */

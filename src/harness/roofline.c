@@ -34,6 +34,35 @@ const char *tb_peaks_level(const cJSON *peaks, double bytes, int threads)
     return last;
 }
 
+/* Of bws' entries of kernel k at level l on t threads, the one a case of
+ * `bytes` is held to: the largest working set at most `bytes` (a larger
+ * set runs no faster in the same level), else, bytes below every set,
+ * the smallest.  An entry without a set counts as 0 bytes.  NULL if
+ * there is none. */
+static const cJSON *rl_point(const cJSON *bws, const char *k, const char *l,
+                             double t, double bytes)
+{
+    const cJSON *e, *best = NULL;
+    double best_ws = 0;
+    cJSON_ArrayForEach(e, bws)
+    {
+        const char *ek = pk_str(e, "kernel"), *el = pk_str(e, "level");
+        if (!ek || !el || strcmp(ek, k) || strcmp(el, l) ||
+            pk_num(e, "threads") != t || !(pk_num(e, "best_gb_s") > 0))
+            continue;
+        double ws = pk_num(e, "working_set_bytes");
+        if (!(ws >= 0))
+            ws = 0;
+        const bool fits = ws <= bytes, best_fits = best_ws <= bytes;
+        if (!best || (fits && (!best_fits || ws > best_ws)) ||
+            (!fits && !best_fits && ws < best_ws)) {
+            best = e;
+            best_ws = ws;
+        }
+    }
+    return best;
+}
+
 const char *tb_roofline_bw_kernel(const tb_op *op)
 {
     if (!op)
@@ -81,10 +110,13 @@ int tb_roofline_compute(const cJSON *peaks, const tb_roofline_in *in,
             const char *k = pk_str(e, "kernel"), *l = pk_str(e, "level");
             double t = pk_num(e, "threads"), bw = pk_num(e, "best_gb_s");
             if (!k || !l || strcmp(k, in->bw_kernel) || strcmp(l, level) ||
-                !(t >= 1 && t <= threads) || !(bw > out->bandwidth_gb_s))
+                !(t >= 1 && t <= threads) || !(bw > out->bandwidth_gb_s) ||
+                rl_point(bws, k, l, t, in->bytes) != e)
                 continue;
             out->bandwidth_gb_s = bw;
             out->bandwidth_threads = (int)t;
+            double ws = pk_num(e, "working_set_bytes");
+            out->bandwidth_ws_bytes = ws > 0 ? ws : 0;
         }
         t_mem = in->bytes / out->bandwidth_gb_s; /* GB/s = bytes per ns */
     }
@@ -144,6 +176,11 @@ cJSON *tb_roofline_json(const tb_roofline *r)
         cJSON_AddNumberToObject(o, "bandwidth_threads", r->bandwidth_threads);
     else
         cJSON_AddNullToObject(o, "bandwidth_threads");
+    if (r->bandwidth_ws_bytes > 0)
+        cJSON_AddNumberToObject(o, "bandwidth_working_set_bytes",
+                                r->bandwidth_ws_bytes);
+    else
+        cJSON_AddNullToObject(o, "bandwidth_working_set_bytes");
     if (r->isa[0]) {
         cJSON_AddStringToObject(o, "isa", r->isa);
         cJSON_AddNumberToObject(o, "peak_gflop_s", r->peak_gflop_s);
@@ -166,7 +203,7 @@ cJSON *tb_roofline_json(const tb_roofline *r)
                                                         : "compute");
     cJSON_AddNumberToObject(o, "min_time_ns", r->min_time_ns);
     cJSON_AddNumberToObject(o, "fraction", r->fraction);
-    if (cJSON_GetArraySize(o) != 14) {
+    if (cJSON_GetArraySize(o) != 15) {
         cJSON_Delete(o);
         return NULL;
     }

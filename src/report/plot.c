@@ -131,6 +131,16 @@ static int peaks_pick(const tb_rset *s, bool flops, const char *dtype,
             strcmp(k, flops ? dtype : kernel) ||
             (nt && !has_int(threads, nt, (int)t)))
             continue;
+        /* a level measured on several sets (the L3): its first, own set
+         * only, one line per level as the legend names them */
+        bool again = false;
+        for (int j = 0; j < i && !flops; j++) {
+            const tb_res_peak *o = &pk->bandwidth[j];
+            again = again || (o->kernel && o->level && o->threads == t &&
+                              !strcmp(o->kernel, k) && !strcmp(o->level, l));
+        }
+        if (again)
+            continue;
         peak p;
         if (flops)
             snprintf(p.label, sizeof p.label, "FMA peak %s %s, %.0f thread%s",

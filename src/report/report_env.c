@@ -433,7 +433,9 @@ static bool fewer_threads_faster(const tb_resfile *f, const tb_rescase *r,
 {
     const char *k = r->f.roofline_bw_kernel, *l = r->f.roofline_level;
     double used = r->f.roofline_bandwidth_gb_s, t = r->f.roofline_threads;
+    /* a roof that names its working set is monotone in threads */
     if (!k || !l || isnan(used) || isnan(t) ||
+        !isnan(r->f.roofline_bandwidth_working_set_bytes) ||
         (r->f.roofline_bound && strcmp(r->f.roofline_bound, "memory")))
         return false;
     const tb_res_peak *best = NULL;
@@ -508,12 +510,14 @@ static bool within_roof_spread(const tb_resfile *f, const tb_rescase *r,
 {
     const char *k = r->f.roofline_bw_kernel, *l = r->f.roofline_level;
     double t = r->f.roofline_bandwidth_threads, fr = r->f.roofline_fraction;
+    double ws = r->f.roofline_bandwidth_working_set_bytes; /* NaN: any */
     if (!k || !l || isnan(t) || !(fr > 1))
         return false;
     for (int i = 0; i < f->peaks.n_bandwidth; i++) {
         const tb_res_peak *e = &f->peaks.bandwidth[i];
         if (!e->kernel || !e->level || strcmp(e->kernel, k) ||
             strcmp(e->level, l) || e->threads != t || !(e->worst > 0) ||
+            (!isnan(ws) && e->working_set_bytes != ws) ||
             !(fr - 1 <= e->best / e->worst - 1))
             continue;
         snprintf(buf, len,
