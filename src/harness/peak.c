@@ -764,8 +764,9 @@ static int pk_measure_bw(cJSON *bw, const char *level, size_t ws_per_thread,
         *pinned = false;
     if (!rc) {
         if (progress)
-            fprintf(progress, "peak: %s, %d thread%s:", level, threads,
-                    threads > 1 ? "s" : "");
+            fprintf(progress, "peak: %s (%.1f MiB), %d thread%s:", level,
+                    (double)threads * (double)ws_per_thread / 1048576.0,
+                    threads, threads > 1 ? "s" : "");
         for (int k = 0; k < TB_PEAK_NBW; k++) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "kernel", pk_bw_names[k]);
