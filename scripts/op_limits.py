@@ -838,7 +838,8 @@ def case_bound(c, med, bounds, probes, by_id, clock, plan):
     bound = mem
     kind = None
     if rl:
-        # the L3 is measured on several sets: name the one it is held to
+        # the L3 is measured on several sets: name the one whose figure
+        # (the fastest) it is held to
         ws = rl.get("bandwidth_working_set_bytes")
         at = (f" {ws / 2 ** 20:.0f} MiB" if rl.get("level") == "L3" and ws
               else "")

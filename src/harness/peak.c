@@ -901,9 +901,9 @@ static cJSON *pk_doc_new(const tb_peak_opts *o, const pk_plan *pl,
         if (pl->l2)
             cJSON_AddNumberToObject(l3, "per_thread_max_bytes",
                                     (double)(pl->l2 * TB_PEAK_L3_L2_MULT));
-        /* Larger sets too (over all threads): a case of 8-24 MiB is held
-         * to the figure of the largest of these its bytes reach, not to
-         * the few-MiB set's, which the L3 gives only to few-MiB sets. */
+        /* Larger sets too (over all threads), shown: how far the L3's
+         * bandwidth falls with the set (cached stores); a case is held to
+         * the level's fastest figure (roofline.c says why). */
         cJSON *more = cJSON_AddArrayToObject(l3, "more_working_sets_bytes");
         for (int q = 1; q <= TB_PEAK_L3_QUARTERS; q++)
             cJSON_AddItemToArray(

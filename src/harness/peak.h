@@ -49,9 +49,8 @@
  * 6: the avx512bf16 level's dot-product roofs, bf16 (vdpbf16ps chains)
  * and int8 (vpdpbusd), so that a bf16 matmul and matmul_int8 there find
  * theirs (method 5's cache has none).  7: the L3's bandwidth at larger
- * sets too (a quarter, half and three quarters of it), so that a case of
- * 8-24 MiB is held to what the L3 gives a set of its size (method 6's
- * cache has the few-MiB figure only). */
+ * sets too (a quarter, half and three quarters of it), shown beside the
+ * few-MiB figure the roofline uses (method 6's cache has that only). */
 #define TB_PEAK_METHOD 7
 /* Where the cache lives: the file TB_PEAK_CACHE_ENV names, else
  * $XDG_CACHE_HOME/tbench/peak-cache.json, else
@@ -168,9 +167,9 @@ typedef struct tb_roofline {
      * too); *_threads says which count gave it. */
     double bandwidth_gb_s; /* best measured (kernel, level, <= threads) */
     int bandwidth_threads;
-    /* the working set that figure was measured on (the level's largest
-     * at most the case's bytes, else its smallest: rl_point); 0 when
-     * unknown (a GPU's figure, peaks without sets) */
+    /* the working set that figure was measured on (of a level measured
+     * on several, the fastest's); 0 when unknown (a GPU's figure, peaks
+     * without sets) */
     double bandwidth_ws_bytes;
     double peak_gflop_s;   /* best measured (isa, dtype, <= threads); 0
                               when flops == 0 */
