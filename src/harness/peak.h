@@ -93,8 +93,8 @@ typedef struct tb_peak_opts {
 /* Measure the peaks of this machine.  On success *out is a new
  * "tbench.peaks/1" object (caller deletes).  Returns 0, TB_ENOMEM (the
  * working sets could not be allocated) or TB_EINVAL, with a one-line
- * reason in err.  Takes seconds (about 5 s by default on 2 CPUs, under
- * 1 s with quick). */
+ * reason in err.  Takes seconds (about 10 s by default on 2 CPUs, 6 s
+ * before the L3's larger sets; under 1 s with quick). */
 /* The core clock now, in GHz: one chain of dependent adds on the calling
  * thread for about `ns` nanoseconds of its CPU time (the method of the
  * peaks' "clock", one repetition). */
