@@ -42,21 +42,30 @@ static inline const char *pk_str(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* The entry of arr whose strings k1 and k2 are v1 and v2 and whose
- * "threads" is threads, or NULL. */
-static inline const cJSON *pk_find(const cJSON *arr, const char *k1,
-                            const char *v1, const char *k2, const char *v2,
-                            int threads)
+/* The n-th entry (0 the first) of arr whose strings k1 and k2 are v1
+ * and v2 and whose "threads" is threads, or NULL (a level measured on
+ * several working sets has one such entry per set). */
+static inline const cJSON *pk_find_nth(const cJSON *arr, const char *k1,
+                                       const char *v1, const char *k2,
+                                       const char *v2, int threads, int n)
 {
     const cJSON *e;
     cJSON_ArrayForEach(e, arr)
     {
         const char *a = pk_str(e, k1), *b = pk_str(e, k2);
         if (a && b && !strcmp(a, v1) && !strcmp(b, v2) &&
-            pk_num(e, "threads") == threads)
+            pk_num(e, "threads") == threads && n-- == 0)
             return e;
     }
     return NULL;
+}
+
+/* The first such entry. */
+static inline const cJSON *pk_find(const cJSON *arr, const char *k1,
+                                   const char *v1, const char *k2,
+                                   const char *v2, int threads)
+{
+    return pk_find_nth(arr, k1, v1, k2, v2, threads, 0);
 }
 
 #endif

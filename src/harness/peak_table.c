@@ -21,22 +21,6 @@ static void pk_fmt_bytes(double b, char *buf, size_t len)
         snprintf(buf, len, "%.0f KiB", b / 1024);
 }
 
-/* The n-th bandwidth entry (0 the first) of kernel k at level l on t
- * threads, or NULL. */
-static const cJSON *pk_find_nth(const cJSON *bw, const char *k,
-                                const char *l, int t, int n)
-{
-    const cJSON *e;
-    cJSON_ArrayForEach(e, bw)
-    {
-        const char *ek = pk_str(e, "kernel"), *el = pk_str(e, "level");
-        if (ek && el && !strcmp(ek, k) && !strcmp(el, l) &&
-            pk_num(e, "threads") == t && n-- == 0)
-            return e;
-    }
-    return NULL;
-}
-
 /* "123.4 (5%)" or "-" for a missing figure. */
 static void pk_fmt_fig(const cJSON *e, const char *unit, char *buf,
                        size_t len)
@@ -93,8 +77,9 @@ void tb_peaks_print(FILE *f, const cJSON *p)
                 char cells[PK_NBW][32], ws[32] = "-";
                 bool any = false;
                 for (int k = 0; k < PK_NBW; k++) {
-                    const cJSON *e = pk_find_nth(bw, pk_bw_names[k], name,
-                                                 t, n);
+                    const cJSON *e =
+                        pk_find_nth(bw, "kernel", pk_bw_names[k], "level",
+                                    name, t, n);
                     any = any || e;
                     pk_fmt_fig(e, "gb_s", cells[k], sizeof cells[k]);
                     if (e && k == PK_TRIAD)

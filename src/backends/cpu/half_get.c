@@ -10,6 +10,34 @@
 #include "isa.h"
 #include "kreg.h"
 
+/* HG_LEVELS(isa, NAME, ARGS): return NAME_<level> ARGS when isa is one of
+ * the SIMD levels this build has (the ladder of every getter below). */
+#if TB_CPU_HAVE_AVX512BF16
+#define HG_AVX512BF16(isa, NAME, ARGS)                                    \
+    if ((isa) == TB_ISA_AVX512BF16)                                       \
+        return NAME##_avx512bf16 ARGS;
+#else
+#define HG_AVX512BF16(isa, NAME, ARGS)
+#endif
+#if TB_CPU_HAVE_AVX512
+#define HG_AVX512(isa, NAME, ARGS)                                        \
+    if ((isa) == TB_ISA_AVX512)                                           \
+        return NAME##_avx512 ARGS;
+#else
+#define HG_AVX512(isa, NAME, ARGS)
+#endif
+#if TB_CPU_HAVE_AVX2
+#define HG_AVX2(isa, NAME, ARGS)                                          \
+    if ((isa) == TB_ISA_AVX2)                                             \
+        return NAME##_avx2 ARGS;
+#else
+#define HG_AVX2(isa, NAME, ARGS)
+#endif
+#define HG_LEVELS(isa, NAME, ARGS)                                        \
+    HG_AVX512BF16(isa, NAME, ARGS)                                        \
+    HG_AVX512(isa, NAME, ARGS)                                            \
+    HG_AVX2(isa, NAME, ARGS)
+
 static void widen_c(const uint16_t *src, float *dst, int64_t n,
                     float (*cv)(uint16_t))
 {
@@ -41,18 +69,7 @@ static void narrow_f16_c(const float *src, uint16_t *dst, int64_t n)
 
 tb_cpu_half_cvt tb_cpu_half_cvt_get(tb_dtype dt, int isa)
 {
-#if TB_CPU_HAVE_AVX512BF16
-    if (isa == TB_ISA_AVX512BF16)
-        return tb_cpu_half_cvt_avx512bf16(dt);
-#endif
-#if TB_CPU_HAVE_AVX512
-    if (isa == TB_ISA_AVX512)
-        return tb_cpu_half_cvt_avx512(dt);
-#endif
-#if TB_CPU_HAVE_AVX2
-    if (isa == TB_ISA_AVX2)
-        return tb_cpu_half_cvt_avx2(dt);
-#endif
+    HG_LEVELS(isa, tb_cpu_half_cvt, (dt))
     if (isa != TB_ISA_SCALAR)
         return (tb_cpu_half_cvt){0, 0};
     if (dt == TB_BF16)
@@ -65,18 +82,7 @@ tb_cpu_half_cvt tb_cpu_half_cvt_get(tb_dtype dt, int isa)
 tb_cpu_half_fused_fn tb_cpu_half_fused_get(tb_op_id op, tb_dtype dt, int isa)
 {
     (void)op, (void)dt;
-#if TB_CPU_HAVE_AVX512BF16
-    if (isa == TB_ISA_AVX512BF16)
-        return tb_cpu_half_fused_avx512bf16(op, dt);
-#endif
-#if TB_CPU_HAVE_AVX512
-    if (isa == TB_ISA_AVX512)
-        return tb_cpu_half_fused_avx512(op, dt);
-#endif
-#if TB_CPU_HAVE_AVX2
-    if (isa == TB_ISA_AVX2)
-        return tb_cpu_half_fused_avx2(op, dt);
-#endif
+    HG_LEVELS(isa, tb_cpu_half_fused, (op, dt))
     (void)isa;
     return NULL;
 }
@@ -84,18 +90,7 @@ tb_cpu_half_fused_fn tb_cpu_half_fused_get(tb_op_id op, tb_dtype dt, int isa)
 tb_cpu_half_red tb_cpu_half_red_get(tb_dtype dt, int isa)
 {
     (void)dt;
-#if TB_CPU_HAVE_AVX512BF16
-    if (isa == TB_ISA_AVX512BF16)
-        return tb_cpu_half_red_avx512bf16(dt);
-#endif
-#if TB_CPU_HAVE_AVX512
-    if (isa == TB_ISA_AVX512)
-        return tb_cpu_half_red_avx512(dt);
-#endif
-#if TB_CPU_HAVE_AVX2
-    if (isa == TB_ISA_AVX2)
-        return tb_cpu_half_red_avx2(dt);
-#endif
+    HG_LEVELS(isa, tb_cpu_half_red, (dt))
     (void)isa;
     return (tb_cpu_half_red){0, 0, 0};
 }
@@ -118,18 +113,7 @@ static void arange_f16_c(uint16_t *o, int64_t b, int64_t e, double start,
 
 tb_cpu_half_arange_fn tb_cpu_half_arange_get(tb_dtype dt, int isa)
 {
-#if TB_CPU_HAVE_AVX512BF16
-    if (isa == TB_ISA_AVX512BF16)
-        return tb_cpu_half_arange_avx512bf16(dt);
-#endif
-#if TB_CPU_HAVE_AVX512
-    if (isa == TB_ISA_AVX512)
-        return tb_cpu_half_arange_avx512(dt);
-#endif
-#if TB_CPU_HAVE_AVX2
-    if (isa == TB_ISA_AVX2)
-        return tb_cpu_half_arange_avx2(dt);
-#endif
+    HG_LEVELS(isa, tb_cpu_half_arange, (dt))
     if (isa != TB_ISA_SCALAR)
         return NULL;
     return dt == TB_BF16 ? arange_bf16_c : dt == TB_F16 ? arange_f16_c : NULL;
@@ -138,36 +122,14 @@ tb_cpu_half_arange_fn tb_cpu_half_arange_get(tb_dtype dt, int isa)
 tb_cpu_half_colsum_fn tb_cpu_half_colsum_get(tb_dtype dt, int isa)
 {
     (void)dt;
-#if TB_CPU_HAVE_AVX512BF16
-    if (isa == TB_ISA_AVX512BF16)
-        return tb_cpu_half_colsum_avx512bf16(dt);
-#endif
-#if TB_CPU_HAVE_AVX512
-    if (isa == TB_ISA_AVX512)
-        return tb_cpu_half_colsum_avx512(dt);
-#endif
-#if TB_CPU_HAVE_AVX2
-    if (isa == TB_ISA_AVX2)
-        return tb_cpu_half_colsum_avx2(dt);
-#endif
+    HG_LEVELS(isa, tb_cpu_half_colsum, (dt))
     (void)isa;
     return NULL;
 }
 
 tb_cpu_half_mmrows_fn tb_cpu_half_mmrows_get(tb_dtype dt, int isa)
 {
-#if TB_CPU_HAVE_AVX512BF16
-    if (isa == TB_ISA_AVX512BF16)
-        return tb_cpu_half_mmrows_avx512bf16(dt);
-#endif
-#if TB_CPU_HAVE_AVX512
-    if (isa == TB_ISA_AVX512)
-        return tb_cpu_half_mmrows_avx512(dt);
-#endif
-#if TB_CPU_HAVE_AVX2
-    if (isa == TB_ISA_AVX2)
-        return tb_cpu_half_mmrows_avx2(dt);
-#endif
+    HG_LEVELS(isa, tb_cpu_half_mmrows, (dt))
     (void)dt;
     (void)isa;
     return NULL;
