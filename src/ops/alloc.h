@@ -21,7 +21,9 @@
  * pages every streaming op at 1M f32 elements took ~2% longer than
  * NumPy's same loop (tbench ab, abs 1M: -2.6% with the advice).  A hint
  * only: refused, or THP "never", it changes nothing.  env.memory.
- * transparent_hugepage records the mode. */
+ * transparent_hugepage records the mode.  Such a block, freed, is kept
+ * (a few, alloc.c) for the next request of its size, so a tensor
+ * allocated per call is not faulted in again at every call. */
 #define TB_HUGE_MIN ((size_t)4 << 20)
 #define TB_HUGE_ALIGN ((size_t)2 << 20)
 
