@@ -137,10 +137,63 @@ def fits_level(data, nbytes, threads):
     return "DRAM"
 
 
+DT_BYTES = {"f32": 4, "f64": 8, "bf16": 2, "f16": 2}
+
+
+def footprint(c):
+    """The bytes of case c's arrays (results.c case_footprint) for the
+    ops whose kernels store cached -- in-place forms, optimizers,
+    reductions --, whose roof is then the level that holds them at the
+    largest set not above them; None for the others.  Inputs in the
+    case's dtype but an optimizer's state past its first two (f32 for a
+    16-bit case); outputs but those written into an input (every one of
+    an in-place op or optimizer, but lbfgs's direction: op.c's alias
+    tables)."""
+    if c.category not in ("inplace", "optimizer", "reduction"):
+        return None
+    es = DT_BYTES.get(c.dtype)
+    if not es:
+        return None
+
+    def numel(s):
+        n = 1
+        for d in s:
+            n *= d
+        return n
+    f = 0
+    for i, s in enumerate(c.rec.get("shapes") or []):
+        half_state = (c.category == "optimizer" and i >= 2 and
+                      c.dtype in ("bf16", "f16"))
+        f += numel(s) * (4 if half_state else es)
+    for o, s in enumerate(c.rec.get("out_shapes") or []):
+        if c.category == "reduction" or (c.op == "lbfgs" and o == 1):
+            f += numel(s) * es
+    return f
+
+
+def pick_sets(bws, fp):
+    """Of bandwidth entries bws (one kernel, level, thread counts), the
+    figures a footprint of fp bytes may take (roofline.c bw_pick): per
+    thread count the largest set not above fp, else the smallest."""
+    out = []
+    for t in {e["threads"] for e in bws}:
+        es = [e for e in bws if e["threads"] == t]
+        if any(not e.get("working_set_bytes") for e in es):
+            out += es
+            continue
+        under = [e for e in es if e["working_set_bytes"] <= fp]
+        out.append(max(under, key=lambda e: e["working_set_bytes"])
+                   if under else
+                   min(es, key=lambda e: e["working_set_bytes"]))
+    return out
+
+
 def roof(data, c):
     """The attainable time of case c from the run's measured peaks: the
     bytes over the best bandwidth of its kernel (roofline.bw_kernel) at
-    the level its working set fits, at its thread count or fewer; the
+    the level its working set fits, at its thread count or fewer (for a
+    cached-store op, the level its arrays fit and the set footprint
+    picks); the
     FLOPs over the best FMA rate of the ISA it ran at and its dtype at
     its thread count or fewer; the larger of the two.  Returns {time,
     bound ('memory' or 'compute'), level, isa, kernel} or None."""
@@ -155,10 +208,16 @@ def roof(data, c):
     # copy_h2d/copy_d2h count the link's bytes once; on the host they
     # are read and written (results.c)
     nbytes = c.bytes * 2 if c.op in ("copy_h2d", "copy_d2h") else c.bytes
-    level = fits_level(data, nbytes, thr)
-    bws = [e["best_gb_s"] for e in data.peaks.get("bandwidth") or []
-           if e["kernel"] == r.get("bw_kernel") and e["level"] == level and
-           e["threads"] <= thr]
+    # the footprint picks the level and set where the record says it did
+    # (files from before footprint_bytes: the bytes and the fastest set)
+    fp = footprint(c) if r.get("footprint_bytes") is not None else None
+    level = fits_level(data, fp if fp else nbytes, thr)
+    ents = [e for e in data.peaks.get("bandwidth") or []
+            if e["kernel"] == r.get("bw_kernel") and e["level"] == level and
+            e["threads"] <= thr]
+    if fp:
+        ents = pick_sets(ents, fp)
+    bws = [e["best_gb_s"] for e in ents]
     # a 16-bit case computes in 16-bit only where its op runs on a GEMM
     # (matmul, linear, conv2d, conv2d_nobias) and its kernel is of the
     # level its dtype's figure belongs to (impl ..._avx512bf16 at isa

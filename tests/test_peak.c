@@ -852,8 +852,8 @@ static void test_roofline_bf16(void **state)
 
 /* The L3 measured at several sets: a case is held to the fastest figure
  * of its level over every set and every thread count up to its own
- * (the larger sets' slower figures are shown, not used), and the
- * roofline names the set of the figure it used. */
+ * (without a footprint the larger sets' slower figures are shown, not
+ * used), and the roofline names the set of the figure it used. */
 static void test_roofline_l3_sets(void **state)
 {
     (void)state;
@@ -903,6 +903,42 @@ static void test_roofline_l3_sets(void **state)
                     cases[i].ws_mib * MiB);
         cJSON_Delete(o);
     }
+    /* With a footprint (a cached-store kernel's arrays): the level that
+     * holds the footprint, and of each thread count's sets the largest
+     * not above it (the smallest when all are larger), the fastest of
+     * those over the counts. */
+    static const struct {
+        int threads;
+        double mib, fp_mib, gb_s, ws_mib;
+        int bw_threads;
+    } fcases[] = {
+        {1, 24, 16, 70, 16, 1}, /* 1.5x traffic: the footprint's set */
+        {1, 24, 20, 70, 16, 1}, /* between sets: the smaller one */
+        {1, 24, 12, 95, 8, 1},
+        {1, 6, 6, 90, 4, 1},
+        {1, 6, 3, 90, 4, 1},    /* below every set: the smallest */
+        {1, 40, 28, 60, 24, 1}, /* traffic past the L3, arrays in it */
+        {2, 40, 28, 65, 24, 2},
+        {2, 24, 16, 100, 16, 2},
+        {2, 12, 6, 150, 8, 2},  /* 2 threads: none below 8 MiB: it */
+    };
+    for (size_t i = 0; i < sizeof fcases / sizeof fcases[0]; i++) {
+        tb_roofline r;
+        tb_roofline_in in = {.bytes = fcases[i].mib * MiB, .time_ns = 1e6,
+                             .dtype = TB_F64, .threads = fcases[i].threads,
+                             .bw_kernel = "add",
+                             .footprint_bytes = fcases[i].fp_mib * MiB};
+        assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
+        assert_string_equal(r.level, "L3");
+        assert_true(near(r.bandwidth_gb_s, fcases[i].gb_s));
+        assert_true(r.bandwidth_ws_bytes == fcases[i].ws_mib * MiB);
+        assert_int_equal(r.bandwidth_threads, fcases[i].bw_threads);
+        assert_true(near(r.min_time_ns, in.bytes / fcases[i].gb_s));
+        cJSON *o = tb_roofline_json(&r);
+        assert_non_null(o);
+        assert_true(num(o, "footprint_bytes") == fcases[i].fp_mib * MiB);
+        cJSON_Delete(o);
+    }
     cJSON_Delete(p);
 }
 
@@ -916,11 +952,12 @@ static void test_roofline_json(void **state)
     assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
     cJSON *o = tb_roofline_json(&r);
     assert_non_null(o);
-    assert_int_equal(cJSON_GetArraySize(o), 15);
+    assert_int_equal(cJSON_GetArraySize(o), 16);
     assert_string_equal(str(o, "peak_dtype"), "f32");
     assert_true(num(o, "bandwidth_threads") == 1);
-    /* the fixed figures carry no working set */
+    /* the fixed figures carry no working set; no footprint given */
     assert_true(cJSON_IsNull(get(o, "bandwidth_working_set_bytes")));
+    assert_true(cJSON_IsNull(get(o, "footprint_bytes")));
     assert_true(num(o, "peak_threads") == 1);
     assert_string_equal(str(o, "level"), "L3");
     assert_true(num(o, "threads") == 1);
@@ -1119,6 +1156,25 @@ static void test_results_roofline(void **state)
     assert_string_equal(str(rl, "isa"), "avx512bf16");
     assert_true(near(num(rl, "peak_gflop_s"), 800));
     assert_true(near(num(rl, "fraction"), 0.5));
+    /* an in-place op: its footprint is its two inputs (the output is
+     * the first one's buffer), 8 MB, what picked the level; add (not in
+     * place) has none */
+    cJSON *upd = cJSON_Parse("{\"kernel\":\"update\",\"level\":\"L3\","
+                             "\"threads\":1,\"best_gb_s\":60}");
+    assert_non_null(upd);
+    cJSON_AddItemToArray(
+        cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(doc, "peaks"), "bandwidth"),
+        upd);
+    results_op = TB_OP_add_;
+    results_case(doc, &tb_backend_cpu, 1, "1", TB_STATUS_OK, 480e3);
+    results_op = TB_OP_add;
+    rl = get(cJSON_GetArrayItem(cases, 16), "roofline");
+    assert_true(num(rl, "footprint_bytes") == 8e6);
+    assert_string_equal(str(rl, "bw_kernel"), "update");
+    assert_true(near(num(rl, "fraction"), (12e6 / 60) / 480e3));
+    assert_true(cJSON_IsNull(get(get(cJSON_GetArrayItem(cases, 15),
+                                     "roofline"), "footprint_bytes")));
     assert_int_equal(tb_results_set_peaks(doc, NULL), 0);
     assert_true(cJSON_IsNull(get(doc, "peaks")));
     cJSON_Delete(doc);

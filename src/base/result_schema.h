@@ -70,7 +70,7 @@
     /* roofline */                                                       \
     X(level) X(threads) X(bw_kernel) X(bandwidth_gb_s) X(isa)            \
     X(bandwidth_threads) X(bandwidth_working_set_bytes) X(peak_threads)  \
-    X(peak_dtype)                                                        \
+    X(peak_dtype) X(footprint_bytes)                                     \
     X(peak_gflop_s) X(attainable_gflop_s) X(attainable_gb_s) X(bound)    \
     X(min_time_ns) X(fraction)                                           \
     /* results.csv's computed column (threads, isa: above) */            \
@@ -328,6 +328,7 @@ const char *tb_res_cupti_name(int k);
     X(roofline, bw_kernel, str) X(roofline, bandwidth_gb_s, num)         \
     X(roofline, bandwidth_threads, num)                                  \
     X(roofline, bandwidth_working_set_bytes, num)                        \
+    X(roofline, footprint_bytes, num)                                    \
     X(roofline, isa, str) X(roofline, peak_gflop_s, num)                 \
     X(roofline, peak_threads, num) X(roofline, peak_dtype, str)          \
     X(roofline, attainable_gflop_s, num)                                 \

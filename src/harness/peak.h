@@ -150,6 +150,14 @@ typedef struct tb_roofline_in {
     /* the "dtype" of the FLOP roof's peak figures when not dtype's
      * (tb_roofline_flop_dtype: "int8" for matmul_int8), else NULL */
     const char *flop_dtype;
+    /* the bytes of the case's arrays (its inputs and the outputs that are
+     * not an input's buffer), set for the ops whose kernels store cached
+     * (results.c: in-place forms, optimizers, reductions): the level is
+     * the one that holds them and its figure the one measured on the
+     * largest set not above them (the fastest set when every set is
+     * larger), not the fastest of every set; 0: the level of `bytes`,
+     * the fastest figure */
+    double footprint_bytes;
 } tb_roofline_in;
 
 typedef struct tb_roofline {
@@ -168,9 +176,12 @@ typedef struct tb_roofline {
     double bandwidth_gb_s; /* best measured (kernel, level, <= threads) */
     int bandwidth_threads;
     /* the working set that figure was measured on (of a level measured
-     * on several, the fastest's); 0 when unknown (a GPU's figure, peaks
-     * without sets) */
+     * on several, the fastest's, or with a footprint the set it picks);
+     * 0 when unknown (a GPU's figure, peaks without sets) */
     double bandwidth_ws_bytes;
+    /* tb_roofline_in.footprint_bytes when it chose the level and set; 0
+     * when the case's bytes did */
+    double footprint_bytes;
     double peak_gflop_s;   /* best measured (isa, dtype, <= threads); 0
                               when flops == 0 */
     int peak_threads;      /* 0 when flops == 0 */

@@ -105,6 +105,29 @@ int tb_results_set_peaks(cJSON *doc, cJSON *peaks)
     return 0;
 }
 
+/* The bytes of a case's arrays -- its inputs and the outputs that are not
+ * an input's buffer -- for the ops whose kernels store cached and so keep
+ * that much in the caches from call to call: in-place forms and
+ * optimizers (the cpu backend never streams an output that is an input,
+ * drv_ew.c) and reductions (nothing large to store); 0 for the others,
+ * whose kernels may stream their output (tb_roofline_in). */
+static double case_footprint(const tb_case *c)
+{
+    const tb_op *op = c->op;
+    if (op->category != TB_CAT_INPLACE && op->category != TB_CAT_OPTIMIZER &&
+        op->category != TB_CAT_REDUCTION)
+        return 0;
+    double f = 0;
+    for (int i = 0; i < op->n_in; i++)
+        f += (double)tb_shape_numel(&c->in[i]) *
+             (double)tb_dtype_size(tb_op_in_dtype(op, i, c->dtype));
+    for (int o = 0; o < op->n_out; o++)
+        if (!op->alias || op->alias[o] < 0)
+            f += (double)tb_shape_numel(&c->out[o]) *
+                 (double)tb_dtype_size(tb_op_out_dtype(op, o, c->dtype));
+    return f;
+}
+
 /* The case's roofline against the document's peaks, or null: no peaks,
  * the case did not run, it ran on a backend without a "threads" axis
  * (not the host CPU the peaks describe), or the peaks have no figure
@@ -123,6 +146,7 @@ static cJSON *roofline_json(const cJSON *doc, const tb_case *c,
         .isa = NULL,
         .bw_kernel = tb_roofline_bw_kernel(c->op),
         .flop_dtype = tb_roofline_flop_dtype(c->op),
+        .footprint_bytes = case_footprint(c),
     };
     for (int i = 0; i < c->n_axes; i++) {
         if (!strcmp(c->axis_name[i], TB_RES_KEY(threads)))

@@ -51,6 +51,34 @@ const char *tb_roofline_flop_dtype(const tb_op *op)
     return op && op->id == TB_OP_matmul_int8 ? "int8" : NULL;
 }
 
+/* Whether bandwidth entry e is the one its (kernel, level, threads)
+ * takes for a footprint of fp bytes: of that count's sets, the largest
+ * not above fp, or the smallest when every one is larger; an entry
+ * without a set, or beside one without, always (the fastest of them
+ * then wins, as without a footprint). */
+static bool bw_pick(const cJSON *bws, const cJSON *e, double fp)
+{
+    const double ws = pk_num(e, "working_set_bytes");
+    if (!(ws > 0))
+        return true;
+    const char *k = pk_str(e, "kernel"), *l = pk_str(e, "level");
+    const double t = pk_num(e, "threads");
+    const cJSON *o;
+    cJSON_ArrayForEach(o, bws)
+    {
+        const char *ko = pk_str(o, "kernel"), *lo = pk_str(o, "level");
+        if (o == e || !ko || !lo || strcmp(ko, k) || strcmp(lo, l) ||
+            pk_num(o, "threads") != t)
+            continue;
+        const double w = pk_num(o, "working_set_bytes");
+        if (!(w > 0))
+            return true;
+        if (ws <= fp ? (w > ws && w <= fp) : (w <= fp || w < ws))
+            return false; /* o is the better pick */
+    }
+    return true;
+}
+
 int tb_roofline_compute(const cJSON *peaks, const tb_roofline_in *in,
                         tb_roofline *out)
 {
@@ -62,7 +90,10 @@ int tb_roofline_compute(const cJSON *peaks, const tb_roofline_in *in,
     const int threads = in->threads < 1 ? 1 : in->threads;
     out->threads = threads;
     snprintf(out->bw_kernel, sizeof out->bw_kernel, "%s", in->bw_kernel);
-    const char *level = tb_peaks_level(peaks, in->bytes, threads);
+    const double fp = in->footprint_bytes > 0 ? in->footprint_bytes : 0;
+    out->footprint_bytes = fp;
+    const char *level = tb_peaks_level(peaks, fp > 0 ? fp : in->bytes,
+                                       threads);
     if (!level)
         return TB_EINVAL;
     snprintf(out->level, sizeof out->level, "%s", level);
@@ -71,14 +102,14 @@ int tb_roofline_compute(const cJSON *peaks, const tb_roofline_in *in,
     if (in->bytes > 0) {
         const cJSON *bws = cJSON_GetObjectItemCaseSensitive(peaks,
                                                             "bandwidth");
-        /* this count measured, then the best of it and every fewer, and
-         * of every set the level was measured on (the L3's larger
-         * quarters run slower with cached stores; the figures are
-         * shown, not used: a case's bytes are its traffic, not its
-         * footprint -- an in-place op moves 1.5x its arrays -- and
-         * kernels that stream their output past 20 MiB (drv_ew.c) beat
-         * the cached-store figures there: 74 GB/s against 46 for a 24
-         * MiB f64 add, back to back, 2026-11-30) */
+        /* this count measured, then the best of it and every fewer: of
+         * every set the level was measured on, or with a footprint the
+         * set bw_pick takes (the L3's larger quarters run slower; a
+         * case's bytes are its traffic, not its footprint -- an in-place
+         * op moves 1.5x its arrays -- and kernels that stream their
+         * output past 20 MiB (drv_ew.c) beat the cached-store figures
+         * there: 74 GB/s against 46 for a 24 MiB f64 add, back to back,
+         * 2026-11-30; so only the cached kernels' footprint picks) */
         const cJSON *e = pk_find(bws, "kernel", in->bw_kernel, "level",
                                  level, threads);
         if (!e || !(pk_num(e, "best_gb_s") > 0))
@@ -88,7 +119,8 @@ int tb_roofline_compute(const cJSON *peaks, const tb_roofline_in *in,
             const char *k = pk_str(e, "kernel"), *l = pk_str(e, "level");
             double t = pk_num(e, "threads"), bw = pk_num(e, "best_gb_s");
             if (!k || !l || strcmp(k, in->bw_kernel) || strcmp(l, level) ||
-                !(t >= 1 && t <= threads) || !(bw > out->bandwidth_gb_s))
+                !(t >= 1 && t <= threads) || !(bw > out->bandwidth_gb_s) ||
+                (fp > 0 && !bw_pick(bws, e, fp)))
                 continue;
             out->bandwidth_gb_s = bw;
             out->bandwidth_threads = (int)t;
@@ -158,6 +190,10 @@ cJSON *tb_roofline_json(const tb_roofline *r)
                                 r->bandwidth_ws_bytes);
     else
         cJSON_AddNullToObject(o, "bandwidth_working_set_bytes");
+    if (r->footprint_bytes > 0)
+        cJSON_AddNumberToObject(o, "footprint_bytes", r->footprint_bytes);
+    else
+        cJSON_AddNullToObject(o, "footprint_bytes");
     if (r->isa[0]) {
         cJSON_AddStringToObject(o, "isa", r->isa);
         cJSON_AddNumberToObject(o, "peak_gflop_s", r->peak_gflop_s);
@@ -180,7 +216,7 @@ cJSON *tb_roofline_json(const tb_roofline *r)
                                                         : "compute");
     cJSON_AddNumberToObject(o, "min_time_ns", r->min_time_ns);
     cJSON_AddNumberToObject(o, "fraction", r->fraction);
-    if (cJSON_GetArraySize(o) != 15) {
+    if (cJSON_GetArraySize(o) != 16) {
         cJSON_Delete(o);
         return NULL;
     }

@@ -466,6 +466,7 @@ static const char *roofline_error(const cJSON *r)
         {TB_RES_KEY(bandwidth_threads), R_INT_POS, false, true, NULL},
         {TB_RES_KEY(bandwidth_working_set_bytes), R_NUM_POS, false, true,
          NULL},
+        {TB_RES_KEY(footprint_bytes), R_NUM_POS, false, true, NULL},
         {TB_RES_KEY(isa), R_STR, true, true, NULL},
         {TB_RES_KEY(peak_gflop_s), R_NUM_POS, true, true, NULL},
         {TB_RES_KEY(peak_threads), R_INT_POS, false, true, NULL},
