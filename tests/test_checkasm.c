@@ -328,6 +328,7 @@ int main(int argc, char **argv)
         T(isa_mask),
         T(isa_env),
         T(kernel_binary),
+        T(kernel_binary_inplace),
         T(kernel_add_relu),
         T(kernel_relu),
         T(kernel_sum),

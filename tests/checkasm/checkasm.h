@@ -68,6 +68,7 @@ int teardown(void **state);
 
 /* kernels.c */
 void test_kernel_binary(void **state);
+void test_kernel_binary_inplace(void **state);
 void test_kernel_add_relu(void **state);
 void test_kernel_relu(void **state);
 void test_kernel_sum(void **state);

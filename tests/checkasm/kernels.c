@@ -121,6 +121,70 @@ void test_kernel_binary(void **state)
                     }
 }
 
+/* vv_ip, the loop for an output that is one of the inputs, where a level
+ * has one (and the AVX-512 level's 256-bit loops, installed on AMD CPUs
+ * only, on any CPU with the level): a = a op b and b = a op b, in place,
+ * bit-equal to the C version's vv into a buffer of its own; canaries
+ * intact. */
+void test_kernel_binary_inplace(void **state)
+{
+    (void)state;
+    const int nl = tables();
+    for (int l = 0; l <= nl; l++) {
+        tb_cpu_kernels ymm;
+        const tb_cpu_kernels *k = &tab[l < nl ? l : 0];
+        if (l == nl) { /* the 256-bit loops, whatever the vendor */
+            if (nl <= TB_ISA_AVX512)
+                continue;
+            ymm = tab[TB_ISA_AVX512];
+            tb_cpu_kernels_ip_ymm_avx512(&ymm);
+            k = &ymm;
+        }
+        for (int op = 0; op < TB_CPU_NBIN; op++)
+            for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
+                const tb_cpu_bin_fn ip = k->bin[op][dt].vv_ip;
+                if (!ip)
+                    continue;
+                for (int si = 0; si < N_SIZES + 1; si++)
+                    for (int which = 0; which < 2; which++) {
+                        /* and past the 512 KiB an array the 256-bit
+                         * loops start at */
+                        const int64_t n = si < N_SIZES ? sizes[si] : 131079;
+                        const tb_dtype t = (tb_dtype)dt;
+                        const size_t es = tb_dtype_size(t);
+                        rng_seed((uint64_t)(op * 100 + dt * 10 + si));
+                        gbuf ga, gb, gr;
+                        void *a = gb_new(&ga, (size_t)n * es, misalign(t));
+                        void *b = gb_new(&gb, (size_t)n * es, misalign(t));
+                        void *r = gb_new(&gr, (size_t)n * es, 0);
+                        fill(a, t, n, true);
+                        fill(b, t, n, true);
+                        tab_c.bin[op][dt].vv(a, b, r, n);
+                        ip(a, b, which ? b : a, n);
+                        const void *o = which ? b : a;
+                        int64_t bad = -1;
+                        for (int64_t i = 0; i < n && bad < 0; i++)
+                            if (!same(get(o, t, i), get(r, t, i)))
+                                bad = i;
+                        if (bad >= 0)
+                            print_error("%s_%s vv_ip into %s n=%lld %s: "
+                                        "[%lld] got %g want %g\n",
+                                        bin_names[op], tb_dtype_name(t),
+                                        which ? "b" : "a", (long long)n,
+                                        l < nl ? tb_cpu_isa_name(l)
+                                               : "avx512 ymm",
+                                        (long long)bad, get(o, t, bad),
+                                        get(r, t, bad));
+                        assert_true(bad < 0);
+                        assert_true(gb_intact(&ga) && gb_intact(&gb));
+                        gb_free(&ga);
+                        gb_free(&gb);
+                        gb_free(&gr);
+                    }
+            }
+    }
+}
+
 /* add_relu's vv, sv, vs and vv_nt at every level (the portable one
  * included) against its definition written out here: a + b rounded to
  * the dtype (in double, exact for f32: a double sum of two floats rounds

@@ -169,6 +169,8 @@ static int cpu_binary(void *ctx, const tb_tensor *in, tb_tensor *out,
         if ((double)j.n * (double)bop.esz * 3 >= CPU_EW_NT_BIN_BYTES &&
             j.o != j.a && j.o != j.b)
             bop.vv = c->k[lv].bin[which][dt].vv_nt;
+        if ((j.o == j.a || j.o == j.b) && c->k[lv].bin[which][dt].vv_ip)
+            bop.vv = c->k[lv].bin[which][dt].vv_ip;
         cpu_pool_run(c->pool, cpu_parts(c, j.n, (j.n + 15) / 16),
                      cpu_bin_task, &j);
         return 0;

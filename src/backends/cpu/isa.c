@@ -32,6 +32,19 @@ static uint64_t isa_xcr0(void)
 }
 #endif
 
+int tb_cpu_isa_amd(void)
+{
+#if TB_ISA_X86
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return 0;
+    /* "AuthenticAMD" in ebx, edx, ecx */
+    return b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;
+#else
+    return 0;
+#endif
+}
+
 unsigned tb_cpu_isa_flags(void)
 {
     unsigned flags = 0;

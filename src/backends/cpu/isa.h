@@ -33,6 +33,11 @@ enum tb_cpu_isa {
     TB_ISA_COUNT = 4
 };
 
+/* Whether the CPU is an AMD one (cpuid vendor "AuthenticAMD"): a loop
+ * may pick its vector width by it where the two vendors' cores differ
+ * (kernels_avx512.c's in-place binary loops).  0 off x86. */
+int tb_cpu_isa_amd(void);
+
 /* Raw feature bits, reported by tb_cpu_isa_flags(). */
 enum tb_cpu_isa_flag {
     TB_CPU_FLAG_SSE41 = 1u << 0,

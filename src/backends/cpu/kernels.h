@@ -131,6 +131,10 @@ typedef struct tb_cpu_kernels {
     struct {
         tb_cpu_bin_fn vv, sv, vs; /* in this order (tests index them) */
         tb_cpu_bin_fn vv_nt;
+        /* vv where the output is one of the inputs (add_ and the other
+         * in-place forms): the level's own loop tuned for updating in
+         * place, or vv; NULL: vv */
+        tb_cpu_bin_fn vv_ip;
         tb_cpu_binrows_fn rows; /* NULL: a vs / sv call per row */
         int isa;
     } bin[TB_CPU_NBIN][TB_DTYPE_COUNT];
@@ -187,6 +191,11 @@ int tb_cpu_kernels_fill(tb_cpu_kernels *k, int isa);
 void tb_cpu_kernels_init_c(tb_cpu_kernels *k);
 void tb_cpu_kernels_init_avx2(tb_cpu_kernels *k);
 void tb_cpu_kernels_init_avx512(tb_cpu_kernels *k);
+/* The AVX-512 level's in-place binary loops of 256-bit vectors (add,
+ * sub, mul, div; f32, f64) into k's vv_ip slots: what
+ * tb_cpu_kernels_init_avx512 installs on AMD CPUs (kernels_avx512.c),
+ * and what checkasm tests on any CPU with the level. */
+void tb_cpu_kernels_ip_ymm_avx512(tb_cpu_kernels *k);
 /* log_softmax and softmax f64's slots (lsm, sm) of a SIMD level: their
  * double exp is f64_simd_impl.h's, so they live in the level's library
  * of double-lane rows (f64_avx2.c, f64_avx512.c), whose installers the
