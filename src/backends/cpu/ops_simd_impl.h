@@ -882,11 +882,22 @@ static void xs_var_cols(const float *x, float *o, int64_t len,
         return tb_cpu_simd_reduce(ctx, LV, TB_OP_var, in, out, p,         \
                                   xs_var_lane, xs_var_cols);              \
     }                                                                     \
+    /* a function a dtype: one's code does not move with the other's */ \
+    static __attribute__((noinline)) float xs_var16_bf16_##SFX(           \
+        const uint16_t *x, int64_t len, int64_t corr)                     \
+    {                                                                     \
+        return xv_lane(x, len, corr, XV_BF16);                            \
+    }                                                                     \
+    static __attribute__((noinline)) float xs_var16_f16_##SFX(            \
+        const uint16_t *x, int64_t len, int64_t corr)                     \
+    {                                                                     \
+        return xv_lane(x, len, corr, XV_F16);                             \
+    }                                                                     \
     float TB_CPU_VAR16_LANE(SFX)(const uint16_t *x, int64_t len,          \
                                  int64_t corr, tb_dtype dt)               \
     {                                                                     \
-        return dt == TB_BF16 ? xv_lane(x, len, corr, XV_BF16)             \
-                             : xv_lane(x, len, corr, XV_F16);             \
+        return dt == TB_BF16 ? xs_var16_bf16_##SFX(x, len, corr)          \
+                             : xs_var16_f16_##SFX(x, len, corr);          \
     }
 
 /* An op written once: its loop and its entry point of level LV. */

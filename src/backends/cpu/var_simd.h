@@ -135,6 +135,7 @@ XV_AI int64_t xv_chunks_f16h(const uint16_t *x, int64_t len, float kf,
                              vd *dd0, vd *dd1, vd *dq0, vd *dq1)
 {
     const __m256 kv = _mm256_set1_ps(kf), one = _mm256_set1_ps(1.0f);
+    const vd oned = xs_dset1(1.0);
 #define XH_LD(o)                                                          \
     _mm256_maskz_cvtph_ps(0xff,                                           \
                           _mm_loadu_si128((const __m128i *)(x + j + (o))))
@@ -157,19 +158,26 @@ XV_AI int64_t xv_chunks_f16h(const uint16_t *x, int64_t len, float kf,
             XH_R8(XH_NEXT)
 #undef XH_NEXT
         }
-        /* vector k is halves 2k (lanes 0-7) and 2k + 1 (lanes 8-15) */
-        const __m256 al = _mm256_add_ps(_mm256_add_ps(a0, a2),
+        /* vector k is halves 2k (lanes 0-7) and 2k + 1 (lanes 8-15).
+         * The fold's first f32 pair and its double adds as fma(s, 1, d)
+         * (add's bits) on the FMA pipes: the fold took about a third of
+         * this loop (a microbenchmark, L2 data, 2.04 TSC cycles per 16
+         * values, 1.45 without it), mostly on the adders beside the
+         * widening; 1.92 so (var f16 1024x1024 58.1 -> 55.6 us, tbench
+         * ab, 8 blocks, load 8; the same in the zmm loop below: f32
+         * +2.7%, bf16 +0.5%, so not there) */
+        const __m256 al = _mm256_add_ps(_mm256_fmadd_ps(a0, one, a2),
                                         _mm256_add_ps(a4, a6));
-        const __m256 ah = _mm256_add_ps(_mm256_add_ps(a1, a3),
+        const __m256 ah = _mm256_add_ps(_mm256_fmadd_ps(a1, one, a3),
                                         _mm256_add_ps(a5, a7));
-        const __m256 bl = _mm256_add_ps(_mm256_add_ps(b0, b2),
+        const __m256 bl = _mm256_add_ps(_mm256_fmadd_ps(b0, one, b2),
                                         _mm256_add_ps(b4, b6));
-        const __m256 bh = _mm256_add_ps(_mm256_add_ps(b1, b3),
+        const __m256 bh = _mm256_add_ps(_mm256_fmadd_ps(b1, one, b3),
                                         _mm256_add_ps(b5, b7));
-        s0 = xs_dadd(s0, _mm512_cvtps_pd(al));
-        s1 = xs_dadd(s1, _mm512_cvtps_pd(ah));
-        q0 = xs_dadd(q0, _mm512_cvtps_pd(bl));
-        q1 = xs_dadd(q1, _mm512_cvtps_pd(bh));
+        s0 = xs_dfma(_mm512_cvtps_pd(al), oned, s0);
+        s1 = xs_dfma(_mm512_cvtps_pd(ah), oned, s1);
+        q0 = xs_dfma(_mm512_cvtps_pd(bl), oned, q0);
+        q1 = xs_dfma(_mm512_cvtps_pd(bh), oned, q1);
     }
     *dd0 = s0, *dd1 = s1, *dq0 = q0, *dq1 = q1;
 #undef XH_R8
