@@ -136,7 +136,9 @@ static const tb_command commands[] = {
      tb_cmd_exec, &tb_opts_exec},
     {"peak", "[--json] [-o FILE] [--quick]",
      "measure memory bandwidth (copy/add/triad/read/update at L1, L2,\n"
-     "    L3 and DRAM working sets, 1..N threads), FMA FLOP/s per ISA\n"
+     "    L3 and DRAM working sets, 1..N threads; the widest SIMD\n"
+     "    level's loops and the one's below it, the faster each), FMA\n"
+     "    FLOP/s per ISA\n"
      "    (and at avx512bf16 bf16 and int8 dot-product rates: vdpbf16ps\n"
      "    and vpdpbusd, 2 per multiply-add, the roofs of bf16 matmul and\n"
      "    matmul_int8), the core clock (a chain of dependent adds, 1\n"
