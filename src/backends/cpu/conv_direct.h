@@ -110,6 +110,39 @@ static inline bool tb_cpu_convd_flat_pays(int64_t nflat, int64_t nrow,
     return nflat <= TB_CPU_CONVD_FLAT_MAXV && nflat * (R + 6) < nrow * R;
 }
 
+/* Output-flat tiles (issue 34): vectors of V consecutive output
+ * positions p (across the rows' ends: the 8-channel tiles' stores whole
+ * vectors, no lane idle but past P) where the rows are at least a
+ * vector (OW >= V: a vector reaches 2 rows) and that takes fewer
+ * vectors than along the rows (26x26, f32: 43 vectors against 52); each
+ * vector's image loaded per tap in two masked pieces (its first row's
+ * lanes, then the next row's).  8x1x28x28 -> 16x3x3 f32 (tbench ab):
+ * see ARCHITECTURE.md. */
+static inline bool tb_cpu_convd_oflat(const tb_cpu_convd_geom *g, int V)
+{
+    const int64_t nq = (g->OH * g->OW + V - 1) / V;
+    return g->OW >= V && nq <= TB_CPU_CONVD_FLAT_MAXV &&
+           nq < g->OH * ((g->OW + V - 1) / V);
+}
+
+/* The pieces of the output-flat vector at p (V lanes, P = OH*OW
+ * outputs): *a the padded image's index of its lane 0 (tap 0), *m0 the
+ * lanes on p's row, *m1 those on the next row (at *a + Wp - OW), both
+ * inside P. */
+static inline void tb_cpu_convd_opiece(int64_t p, int V,
+                                       const tb_cpu_convd_geom *g,
+                                       int64_t *a, uint32_t *m0,
+                                       uint32_t *m1)
+{
+    const int64_t P = g->OH * g->OW, r = p / g->OW;
+    const int64_t n0 = g->OW - p % g->OW, n = P - p < V ? P - p : V;
+    const uint32_t all = ((uint32_t)1 << n) - 1; /* V <= 16 */
+    const uint32_t lo = n0 >= V ? all : (((uint32_t)1 << n0) - 1);
+    *a = p + r * (g->Wp - g->OW);
+    *m0 = lo & all;
+    *m1 = ~lo & all;
+}
+
 /* out [O, OH, OW] = bias[o] (0 without bias) + sum over c, kh, kw (in
  * that order, one fused multiply-add each) of wp's weight times xp [c,
  * oh + kh*dil, ow + kw*dil]; wp is [ceil(O/8), R, 8]: wp[(b*R + r)*8 + i]
