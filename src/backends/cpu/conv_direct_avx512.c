@@ -180,6 +180,51 @@
                 }                                                          \
     }
 
+/* dw's output-flat sums (tb_cpu_convd_oflat) of one tile: res [8][3] =
+ * over the images q < n and the nq vectors k of consecutive outputs,
+ * g's vector of channel row orow[i] (its lanes past P zero) times the
+ * image's at taps off[u] (two masked pieces: om0[k] at oa[k], om1[k] at
+ * oa[k] + gap); not inlined (inlined, its pointers lived on the
+ * stack). */
+#define CONVD_DWO(SFX, T, VT, V, MT, ZERO, FMA, LOADZ, LOADM, STOREU)      \
+    static __attribute__((noinline)) void convd_dwo_##SFX(                 \
+        const T *g, int64_t gs, const T *xp, int64_t xs, int64_t n,        \
+        const int64_t *orow, const int64_t *off, const int64_t *oa,        \
+        const MT *om0, const MT *om1, int64_t nq, MT mlast, int64_t gap,   \
+        T *res)                                                            \
+    {                                                                      \
+        VT acc[CONVD_DW_OB][CONVD_DW_TB];                                  \
+        _Pragma("GCC unroll 8") for (int i = 0; i < CONVD_DW_OB; i++)      \
+            _Pragma("GCC unroll 3") for (int u = 0; u < CONVD_DW_TB; u++)  \
+                acc[i][u] = ZERO();                                        \
+        for (int64_t q = 0; q < n; q++) {                                  \
+            const T *gq = g + q * gs, *xq = xp + q * xs;                   \
+            const T *xa[CONVD_DW_TB];                                      \
+            _Pragma("GCC unroll 3") for (int u = 0; u < CONVD_DW_TB; u++)  \
+                xa[u] = xq + off[u];                                       \
+            for (int64_t k = 0; k < nq; k++) {                             \
+                const MT mp = k == nq - 1 ? mlast : (MT)~(MT)0;            \
+                const int64_t a = oa[k];                                   \
+                VT xv[CONVD_DW_TB];                                        \
+                _Pragma("GCC unroll 3") for (int u = 0; u < CONVD_DW_TB;   \
+                                             u++)                          \
+                    xv[u] = LOADM(LOADZ(om0[k], xa[u] + a), om1[k],        \
+                                  xa[u] + a + gap);                        \
+                _Pragma("GCC unroll 8") for (int i = 0; i < CONVD_DW_OB;   \
+                                             i++)                          \
+                {                                                          \
+                    const VT gv = LOADZ(mp, gq + orow[i] + k * V);         \
+                    _Pragma("GCC unroll 3") for (int u = 0;                \
+                                                 u < CONVD_DW_TB; u++)     \
+                        acc[i][u] = FMA(gv, xv[u], acc[i][u]);             \
+                }                                                          \
+            }                                                              \
+        }                                                                  \
+        _Pragma("GCC unroll 8") for (int i = 0; i < CONVD_DW_OB; i++)      \
+            _Pragma("GCC unroll 3") for (int u = 0; u < CONVD_DW_TB; u++)  \
+                STOREU(res + (i * CONVD_DW_TB + u) * V, acc[i][u]);        \
+    }
+
 /* the vectors of the next tile of `left` (1..3; 4: 2 and 2) */
 static inline int convd_nchunk(int64_t left)
 {
@@ -196,6 +241,7 @@ static double convd_lanes_f32(__m512 v)
 
 #define CONVD_DEFS(SFX, T, VT, V, MT, SET1, ZERO, FMA, LOADZ, STOREM, RED, \
                    STOREU, ADD, LANE_SUM, LOADM)                           \
+    CONVD_DWO(SFX, T, VT, V, MT, ZERO, FMA, LOADZ, LOADM, STOREU)          \
     CONVD_OTILE(SFX, T, VT, V, MT, 1, SET1, ZERO, FMA, LOADZ, LOADM,       \
                 STOREM, STOREU)                                            \
     CONVD_OTILE(SFX, T, VT, V, MT, 2, SET1, ZERO, FMA, LOADZ, LOADM,       \
@@ -399,6 +445,18 @@ static double convd_lanes_f32(__m512 v)
     {                                                                      \
         const int64_t P = gm->OH * gm->OW, KK = gm->KH * gm->KW;           \
         const int64_t img = gm->Hp * gm->Wp;                               \
+        /* output-flat (conv_direct.h): nq vectors of consecutive outputs  \
+         * (8x1x28x28 -> 16x3x3: 43 against 52) */                        \
+        const bool of = tb_cpu_convd_oflat(gm, V);                         \
+        const int64_t nq = (P + V - 1) / V;                                \
+        int64_t oa[TB_CPU_CONVD_FLAT_MAXV];                                \
+        MT om0[TB_CPU_CONVD_FLAT_MAXV], om1[TB_CPU_CONVD_FLAT_MAXV];       \
+        for (int64_t k = 0; of && k < nq; k++) {                           \
+            uint32_t u0, u1;                                               \
+            tb_cpu_convd_opiece(k * V, V, gm, &oa[k], &u0, &u1);           \
+            om0[k] = (MT)u0, om1[k] = (MT)u1;                              \
+        }                                                                  \
+        const MT mlast = convd_mask_##SFX(P - (nq - 1) * V);               \
         for (int64_t ob = o0; ob < o1; ob += CONVD_DW_OB) {                \
             int64_t orow[CONVD_DW_OB];                                     \
             for (int i = 0; i < CONVD_DW_OB; i++)                          \
@@ -410,6 +468,21 @@ static double convd_lanes_f32(__m512 v)
                         const int64_t t = t0 + u < KK ? t0 + u : t0;       \
                         off[u] = (t / gm->KW) * gm->dil * gm->Wp +         \
                                  (t % gm->KW) * gm->dil;                   \
+                    }                                                      \
+                    if (of) {                                              \
+                        T res[CONVD_DW_OB * CONVD_DW_TB * V];              \
+                        convd_dwo_##SFX(g, gm->O * P, xp + c * img,        \
+                                        gm->C * img, n, orow, off, oa,     \
+                                        om0, om1, nq, mlast,               \
+                                        gm->Wp - gm->OW, res);             \
+                        for (int i = 0; i < CONVD_DW_OB; i++)              \
+                            for (int u = 0; u < CONVD_DW_TB; u++)          \
+                                if (ob + i < o1 && t0 + u < KK)            \
+                                    dw[((ob + i) * gm->C + c) * KK + t0 +  \
+                                       u] = RED(LOADZ((MT)~(MT)0,          \
+                                                      res + (i * CONVD_DW_TB \
+                                                             + u) * V));   \
+                        continue;                                          \
                     }                                                      \
                     VT acc[CONVD_DW_OB][CONVD_DW_TB];                      \
                     _Pragma("GCC unroll 8") for (int i = 0;                \
