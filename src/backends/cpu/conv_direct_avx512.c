@@ -95,10 +95,10 @@
  * an image, made the 8x1x28x28 -> 16x3x3 f32 tiles 12% slower: the
  * caller's scratch takes the image's last vector). */
 #define CONVD_OTILE(SFX, T, VT, V, MT, NV, SET1, ZERO, FMA, LOADZ, LOADM,  \
-                    STOREM, STOREU)                                        \
+                    OT, STOREU)                                            \
     static __attribute__((noinline)) void convd_otile_##SFX##_##NV(        \
         const T *restrict xp, const int64_t *off, int64_t R,               \
-        const T *restrict w, const T *bias8, T *restrict o, int64_t P,     \
+        const T *restrict w, const T *bias8, OT *restrict o, int64_t P,    \
         int nrows, const int64_t *a, const MT *m0, const MT *m1,           \
         int64_t gap)                                                       \
     {                                                                      \
@@ -242,12 +242,12 @@ static double convd_lanes_f32(__m512 v)
 #define CONVD_DEFS(SFX, T, VT, V, MT, SET1, ZERO, FMA, LOADZ, STOREM, RED, \
                    STOREU, ADD, LANE_SUM, LOADM)                           \
     CONVD_DWO(SFX, T, VT, V, MT, ZERO, FMA, LOADZ, LOADM, STOREU)          \
-    CONVD_OTILE(SFX, T, VT, V, MT, 1, SET1, ZERO, FMA, LOADZ, LOADM,       \
-                STOREM, STOREU)                                            \
-    CONVD_OTILE(SFX, T, VT, V, MT, 2, SET1, ZERO, FMA, LOADZ, LOADM,       \
-                STOREM, STOREU)                                            \
-    CONVD_OTILE(SFX, T, VT, V, MT, 3, SET1, ZERO, FMA, LOADZ, LOADM,       \
-                STOREM, STOREU)                                            \
+    CONVD_OTILE(SFX, T, VT, V, MT, 1, SET1, ZERO, FMA, LOADZ, LOADM, T,    \
+                STOREU)                                                    \
+    CONVD_OTILE(SFX, T, VT, V, MT, 2, SET1, ZERO, FMA, LOADZ, LOADM, T,    \
+                STOREU)                                                    \
+    CONVD_OTILE(SFX, T, VT, V, MT, 3, SET1, ZERO, FMA, LOADZ, LOADM, T,    \
+                STOREU)                                                    \
     CONVD_TILE(SFX, T, VT, V, MT, 1, SET1, ZERO, FMA, LOADZ, STOREM,       \
                STOREU)                                                     \
     CONVD_TILE(SFX, T, VT, V, MT, 2, SET1, ZERO, FMA, LOADZ, STOREM,       \
@@ -537,6 +537,109 @@ CONVD_DEFS(f64, double, __m512d, 8, __mmask8, _mm512_set1_pd,
            _mm512_setzero_pd, _mm512_fmadd_pd, _mm512_maskz_loadu_pd,
            _mm512_mask_storeu_pd, _mm512_reduce_add_pd, _mm512_storeu_pd,
            _mm512_add_pd, _mm512_reduce_add_pd, _mm512_mask_loadu_pd)
+
+/* f16 outputs of the f32 loops: each f32 vector rounded once to f16
+ * (vcvtps2ph, to nearest even: half_simd.h's h_f16_narrow1, the f16
+ * rows' narrowing) */
+static inline void convd_sto_h(uint16_t *p, __m512 v)
+{
+    _mm256_storeu_si256((__m256i *)p,
+                        _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT |
+                                               _MM_FROUND_NO_EXC));
+}
+CONVD_OTILE(f32h, float, __m512, 16, __mmask16, 1, _mm512_set1_ps,
+            _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
+            _mm512_mask_loadu_ps, uint16_t, convd_sto_h)
+CONVD_OTILE(f32h, float, __m512, 16, __mmask16, 2, _mm512_set1_ps,
+            _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
+            _mm512_mask_loadu_ps, uint16_t, convd_sto_h)
+CONVD_OTILE(f32h, float, __m512, 16, __mmask16, 3, _mm512_set1_ps,
+            _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
+            _mm512_mask_loadu_ps, uint16_t, convd_sto_h)
+
+bool tb_cpu_convd_fwd_f32h_avx512(const float *xp, const float *wp,
+                                  const float *bias, uint16_t *out,
+                                  const tb_cpu_convd_geom *g)
+{
+    enum { V = 16 };
+    const int64_t P = g->OH * g->OW, R = g->C * g->KH * g->KW;
+    if (!tb_cpu_convd_fwd_h_fits(g))
+        return false;
+    const int64_t nq = (P + V - 1) / V, gap = g->Wp - g->OW;
+    int64_t oa[TB_CPU_CONVD_FLAT_MAXV], lq = 0;
+    __mmask16 om0[TB_CPU_CONVD_FLAT_MAXV], om1[TB_CPU_CONVD_FLAT_MAXV];
+    int ln = 0;
+    for (int64_t q = 0; q < nq; q++) {
+        uint32_t u0, u1;
+        tb_cpu_convd_opiece(q * V, V, g, &oa[q], &u0, &u1);
+        om0[q] = (__mmask16)u0, om1[q] = (__mmask16)u1;
+    }
+    for (int64_t q = 0; q < nq; q += ln)
+        lq = q, ln = convd_nchunk(nq - q);
+    int64_t off[TB_CPU_CONVD_FWD_MAX_R];
+    for (int64_t c = 0, r = 0; c < g->C; c++)
+        for (int64_t kh = 0; kh < g->KH; kh++)
+            for (int64_t kw = 0; kw < g->KW; kw++, r++)
+                off[r] = (c * g->Hp + kh * g->dil) * g->Wp + kw * g->dil;
+    const __mmask16 omt = P % V ? convd_mask_f32(P % V) : (__mmask16)0;
+    uint16_t ob[TB_CPU_CONVD_OB * 3 * V];
+    for (int64_t o0 = 0; o0 < g->O; o0 += TB_CPU_CONVD_OB) {
+        const int nrows = g->O - o0 < TB_CPU_CONVD_OB ? (int)(g->O - o0)
+                                                      : TB_CPU_CONVD_OB;
+        const float *w = wp + (o0 / TB_CPU_CONVD_OB) * R * TB_CPU_CONVD_OB;
+        float b8[TB_CPU_CONVD_OB];
+        for (int i = 0; i < TB_CPU_CONVD_OB; i++)
+            b8[i] = bias && i < nrows ? bias[o0 + i] : 0.0f;
+        const float *b = bias ? b8 : 0;
+        /* as the f32 driver's output-flat tiles: the last chunk first,
+         * the last block's through ob */
+        const bool lastb = o0 + nrows == g->O && omt;
+        for (int64_t k = 0, q = lq; q < nq; k++) {
+            const int nv = k == 0 ? ln : convd_nchunk(lq - q);
+            const bool sc = k == 0 && lastb;
+            uint16_t *o = sc ? ob : out + o0 * P + q * V;
+            const int64_t Po = sc ? 3 * V : P;
+            if (nv == 1)
+                convd_otile_f32h_1(xp, off, R, w, b, o, Po, nrows, oa + q,
+                                   om0 + q, om1 + q, gap);
+            else if (nv == 2)
+                convd_otile_f32h_2(xp, off, R, w, b, o, Po, nrows, oa + q,
+                                   om0 + q, om1 + q, gap);
+            else
+                convd_otile_f32h_3(xp, off, R, w, b, o, Po, nrows, oa + q,
+                                   om0 + q, om1 + q, gap);
+            for (int i = 0; sc && i < nrows; i++)
+                for (int v = 0; v < nv; v++)
+                    _mm256_mask_storeu_epi16(
+                        out + (o0 + i) * P + (q + v) * V,
+                        v == nv - 1 ? omt : (__mmask16)0xffff,
+                        _mm256_loadu_si256(
+                            (const __m256i *)(ob + i * 3 * V + v * V)));
+            q = k == 0 ? 0 : q + nv;
+            if (q >= lq)
+                break;
+        }
+    }
+    return true;
+}
+
+void tb_cpu_convd_widen_f16(const uint16_t *src, int64_t ss, float *dst,
+                            int64_t ds, int64_t rows, int64_t n)
+{
+    for (int64_t r = 0; r < rows; r++, src += ss, dst += ds) {
+        int64_t i = 0;
+        for (; i + 16 <= n; i += 16)
+            _mm512_storeu_ps(dst + i,
+                             _mm512_cvtph_ps(_mm256_loadu_si256(
+                                 (const __m256i *)(src + i))));
+        if (i < n) {
+            const __mmask16 m = convd_mask_f32(n - i);
+            _mm512_mask_storeu_ps(
+                dst + i, m,
+                _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, src + i)));
+        }
+    }
+}
 
 /* db [o] = the rows g [q, o] summed over the images q < n (each by
  * convd_rowsum), the rows in double */
