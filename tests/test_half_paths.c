@@ -622,6 +622,23 @@ static void test_paths(void **state)
                              0, 0);
     print_message("# %d runs bit for bit (%zu cases, both dtypes)\n", runs,
                   sizeof cases / sizeof cases[0]);
+    /* f16 only (bf16's conv2d at avx512bf16 sums pairs in vdpbf16ps: its
+     * own numerics) */
+    const pcase conv[] = {
+        /* conv2d at avx512 (drv_conv.c's tb_cpu_conv2d_f16: the
+         * f32 output-flat tiles, f16 stores): 16 channels, the image's
+         * last vector partial; 8 + 4 channels without bias; values and
+         * every pattern (NaN, infinities, overflow to infinity) */
+        {TB_OP_conv2d, 3, {SHAPE(3, 1, 28, 28), SHAPE(16, 1, 3, 3), SHAPE(16)}, SHAPE(3, 16, 26, 26), NONE, 0, 0, 0},
+        {TB_OP_conv2d, 3, {SHAPE(3, 1, 28, 28), SHAPE(16, 1, 3, 3), SHAPE(16)}, SHAPE(3, 16, 26, 26), NONE, 0, 0, 1},
+        {TB_OP_conv2d_nobias, 2, {SHAPE(2, 2, 9, 21), SHAPE(12, 2, 3, 3)}, SHAPE(2, 12, 7, 19), NONE, 0, 0, 0},
+        {TB_OP_conv2d_nobias, 2, {SHAPE(2, 2, 9, 21), SHAPE(12, 2, 3, 3)}, SHAPE(2, 12, 7, 19), NONE, 0, 0, 1},
+    };
+    runs = 0;
+    for (size_t i = 0; i < sizeof conv / sizeof conv[0]; i++)
+        runs += run_case(&conv[i], TB_F16, 0x16c0 + i, 0, 0);
+    print_message("# %d conv runs bit for bit (%zu cases, f16)\n", runs,
+                  sizeof conv / sizeof conv[0]);
 }
 
 /* softplus and pow (half.c's fused loops: softplus_vf.h's function;

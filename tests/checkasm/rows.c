@@ -499,6 +499,12 @@ static void fam_conv(const tb_op *op, cases *cs)
         /* flat tiles (conv_direct.h: over the padded width; rows of 9
          * in 11: a vector of 16 reaches 3 rows), 8 + 4 channels */
         {2, 3, 11, 11, 12, 3, 3, 3, 1, 0, 1},
+        /* output-flat tiles (conv_direct.h's tb_cpu_convd_oflat: rows of
+         * at least a vector, vectors across the rows' ends): 8 + 4
+         * channels, the image's last vector partial (f32 and f64); P of
+         * whole vectors */
+        {2, 2, 9, 21, 12, 2, 3, 3, 1, 0, 1},
+        {2, 2, 4, 26, 9, 2, 3, 3, 1, 0, 1},
     };
     for (size_t i = 0; i < sizeof cv / sizeof cv[0] && op->n_in >= 2; i++) {
         const int *v = cv[i];

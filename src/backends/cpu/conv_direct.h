@@ -110,6 +110,39 @@ static inline bool tb_cpu_convd_flat_pays(int64_t nflat, int64_t nrow,
     return nflat <= TB_CPU_CONVD_FLAT_MAXV && nflat * (R + 6) < nrow * R;
 }
 
+/* Output-flat tiles (issue 34): vectors of V consecutive output
+ * positions p (across the rows' ends: the 8-channel tiles' stores whole
+ * vectors, no lane idle but past P) where the rows are at least a
+ * vector (OW >= V: a vector reaches 2 rows) and that takes fewer
+ * vectors than along the rows (26x26, f32: 43 vectors against 52); each
+ * vector's image loaded per tap in two masked pieces (its first row's
+ * lanes, then the next row's).  8x1x28x28 -> 16x3x3 f32 (tbench ab):
+ * see ARCHITECTURE.md. */
+static inline bool tb_cpu_convd_oflat(const tb_cpu_convd_geom *g, int V)
+{
+    const int64_t nq = (g->OH * g->OW + V - 1) / V;
+    return g->OW >= V && nq <= TB_CPU_CONVD_FLAT_MAXV &&
+           nq < g->OH * ((g->OW + V - 1) / V);
+}
+
+/* The pieces of the output-flat vector at p (V lanes, P = OH*OW
+ * outputs): *a the padded image's index of its lane 0 (tap 0), *m0 the
+ * lanes on p's row, *m1 those on the next row (at *a + Wp - OW), both
+ * inside P. */
+static inline void tb_cpu_convd_opiece(int64_t p, int V,
+                                       const tb_cpu_convd_geom *g,
+                                       int64_t *a, uint32_t *m0,
+                                       uint32_t *m1)
+{
+    const int64_t P = g->OH * g->OW, r = p / g->OW;
+    const int64_t n0 = g->OW - p % g->OW, n = P - p < V ? P - p : V;
+    const uint32_t all = ((uint32_t)1 << n) - 1; /* V <= 16 */
+    const uint32_t lo = n0 >= V ? all : (((uint32_t)1 << n0) - 1);
+    *a = p + r * (g->Wp - g->OW);
+    *m0 = lo & all;
+    *m1 = ~lo & all;
+}
+
 /* out [O, OH, OW] = bias[o] (0 without bias) + sum over c, kh, kw (in
  * that order, one fused multiply-add each) of wp's weight times xp [c,
  * oh + kh*dil, ow + kw*dil]; wp is [ceil(O/8), R, 8]: wp[(b*R + r)*8 + i]
@@ -120,6 +153,28 @@ void tb_cpu_convd_fwd_f32_avx512(const float *xp, const float *wp,
 void tb_cpu_convd_fwd_f64_avx512(const double *xp, const double *wp,
                                  const double *bias, double *out,
                                  const tb_cpu_convd_geom *g);
+
+/* f16 conv2d at the avx512 level (drv_conv.c): the f32 forward's
+ * output-flat tiles on the image and weights widened to f32, each sum
+ * rounded once to f16 as it is stored (vcvtps2ph, to nearest even: the
+ * f16 rows' narrowing, so the bits of the f32 row narrowed); false (and
+ * nothing written) where those tiles do not take the convolution
+ * (tb_cpu_convd_fwd_h_fits: tb_cpu_convd_oflat, R up to
+ * TB_CPU_CONVD_FWD_MAX_R, channel blocks of 4 to 8). */
+static inline bool tb_cpu_convd_fwd_h_fits(const tb_cpu_convd_geom *g)
+{
+    const int64_t R = g->C * g->KH * g->KW, ot = g->O % TB_CPU_CONVD_OB;
+    /* a block of 3 or fewer channels runs the one-channel tiles */
+    return R <= TB_CPU_CONVD_FWD_MAX_R && tb_cpu_convd_oflat(g, 16) &&
+           (ot == 0 || ot > 3);
+}
+bool tb_cpu_convd_fwd_f32h_avx512(const float *xp, const float *wp,
+                                  const float *bias, uint16_t *out,
+                                  const tb_cpu_convd_geom *g);
+/* rows rows of n f16 from src (rows ss elements apart) widened into dst
+ * (ds apart), exactly */
+void tb_cpu_convd_widen_f16(const uint16_t *src, int64_t ss, float *dst,
+                            int64_t ds, int64_t rows, int64_t n);
 
 /* The weight gradient of output channels [o0, o1) over n images:
  * dw [o, c, kh, kw] = sum over the images, oh, ow of g [n, o, oh, ow] *

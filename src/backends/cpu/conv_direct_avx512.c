@@ -86,6 +86,48 @@
                 }                                                          \
     }
 
+/* One output-flat tile (conv_direct.h's tb_cpu_convd_oflat): 8 output
+ * channels x NV vectors of V consecutive output positions o[v*V ..]
+ * (a vector reaches 2 rows at most: OW >= V); vector v's image at
+ * x + a[v] (the lanes of m0[v], its first row) merged with x + a[v] +
+ * gap (the lanes of m1[v], the next row's), per tap; whole vectors
+ * stored at o + i*P (a test or a masked store in the tile, taken once
+ * an image, made the 8x1x28x28 -> 16x3x3 f32 tiles 12% slower: the
+ * caller's scratch takes the image's last vector). */
+#define CONVD_OTILE(SFX, T, VT, V, MT, NV, SET1, ZERO, FMA, LOADZ, LOADM,  \
+                    OT, STOREU)                                            \
+    static __attribute__((noinline)) void convd_otile_##SFX##_##NV(        \
+        const T *restrict xp, const int64_t *off, int64_t R,               \
+        const T *restrict w, const T *bias8, OT *restrict o, int64_t P,    \
+        int nrows, const int64_t *a, const MT *m0, const MT *m1,           \
+        int64_t gap)                                                       \
+    {                                                                      \
+        const T *xa[NV], *xb[NV];                                          \
+        _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)               \
+            xa[v] = xp + a[v], xb[v] = xp + a[v] + gap;                    \
+        VT acc[TB_CPU_CONVD_OB][NV];                                       \
+        _Pragma("GCC unroll 8") for (int i = 0; i < TB_CPU_CONVD_OB; i++)  \
+            _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)           \
+                acc[i][v] = bias8 ? SET1(bias8[i]) : ZERO();               \
+        for (int64_t r = 0; r < R; r++, w += 8) {                          \
+            const int64_t t = off[r];                                      \
+            VT xv[NV];                                                     \
+            _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)           \
+                xv[v] = LOADM(LOADZ(m0[v], xa[v] + t), m1[v], xb[v] + t);  \
+            _Pragma("GCC unroll 8") for (int i = 0; i < TB_CPU_CONVD_OB;   \
+                                         i++)                              \
+            {                                                              \
+                const VT wi = SET1(w[i]);                                  \
+                _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)       \
+                    acc[i][v] = FMA(wi, xv[v], acc[i][v]);                 \
+            }                                                              \
+        }                                                                  \
+        _Pragma("GCC unroll 8") for (int i = 0; i < TB_CPU_CONVD_OB; i++)  \
+            if (i < nrows)                                                 \
+                _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)       \
+                    STOREU(o + i * P + v * V, acc[i][v]);                  \
+    }
+
 /* One forward tile of one output channel (fewer than 8 in all: an
  * 8-channel tile would waste most of its multiply-adds) x CONVD_RB
  * output rows (rows of them stored, the others' loads masked off) x NV
@@ -138,6 +180,57 @@
                 }                                                          \
     }
 
+/* dw's output-flat sums (tb_cpu_convd_oflat) of one tile: res [8][3] =
+ * over the images q < n and the nq vectors k of consecutive outputs,
+ * g's vector of channel row orow[i] (its lanes past P zero) times the
+ * image's at taps off[u] (two masked pieces: om0[k] at oa[k], om1[k] at
+ * oa[k] + gap); not inlined (inlined, its pointers lived on the
+ * stack). */
+#define CONVD_DWO(SFX, T, VT, V, MT, ZERO, FMA, LOADZ, LOADM, STOREU)      \
+    static __attribute__((noinline)) void convd_dwo_##SFX(                 \
+        const T *g, int64_t gs, const T *xp, int64_t xs, int64_t n,        \
+        const int64_t *orow, const int64_t *off, const int64_t *oa,        \
+        const MT *om0, const MT *om1, int64_t nq, MT mlast, int64_t gap,   \
+        T *res)                                                            \
+    {                                                                      \
+        VT acc[CONVD_DW_OB][CONVD_DW_TB];                                  \
+        _Pragma("GCC unroll 8") for (int i = 0; i < CONVD_DW_OB; i++)      \
+            _Pragma("GCC unroll 3") for (int u = 0; u < CONVD_DW_TB; u++)  \
+                acc[i][u] = ZERO();                                        \
+        for (int64_t q = 0; q < n; q++) {                                  \
+            const T *gq = g + q * gs, *xq = xp + q * xs;                   \
+            const T *xa[CONVD_DW_TB];                                      \
+            _Pragma("GCC unroll 3") for (int u = 0; u < CONVD_DW_TB; u++)  \
+                xa[u] = xq + off[u];                                       \
+            for (int64_t k = 0; k < nq; k++) {                             \
+                const MT mp = k == nq - 1 ? mlast : (MT)~(MT)0;            \
+                const int64_t a = oa[k];                                   \
+                VT xv[CONVD_DW_TB];                                        \
+                _Pragma("GCC unroll 3") for (int u = 0; u < CONVD_DW_TB;   \
+                                             u++)                          \
+                    xv[u] = LOADM(LOADZ(om0[k], xa[u] + a), om1[k],        \
+                                  xa[u] + a + gap);                        \
+                _Pragma("GCC unroll 8") for (int i = 0; i < CONVD_DW_OB;   \
+                                             i++)                          \
+                {                                                          \
+                    const VT gv = LOADZ(mp, gq + orow[i] + k * V);         \
+                    _Pragma("GCC unroll 3") for (int u = 0;                \
+                                                 u < CONVD_DW_TB; u++)     \
+                        acc[i][u] = FMA(gv, xv[u], acc[i][u]);             \
+                }                                                          \
+            }                                                              \
+        }                                                                  \
+        _Pragma("GCC unroll 8") for (int i = 0; i < CONVD_DW_OB; i++)      \
+            _Pragma("GCC unroll 3") for (int u = 0; u < CONVD_DW_TB; u++)  \
+                STOREU(res + (i * CONVD_DW_TB + u) * V, acc[i][u]);        \
+    }
+
+/* the vectors of the next tile of `left` (1..3; 4: 2 and 2) */
+static inline int convd_nchunk(int64_t left)
+{
+    return left <= 3 ? (int)left : left == 4 ? 2 : 3;
+}
+
 /* the lanes of a vector summed in double */
 static double convd_lanes_f32(__m512 v)
 {
@@ -147,7 +240,14 @@ static double convd_lanes_f32(__m512 v)
 }
 
 #define CONVD_DEFS(SFX, T, VT, V, MT, SET1, ZERO, FMA, LOADZ, STOREM, RED, \
-                   STOREU, ADD, LANE_SUM)                                  \
+                   STOREU, ADD, LANE_SUM, LOADM)                           \
+    CONVD_DWO(SFX, T, VT, V, MT, ZERO, FMA, LOADZ, LOADM, STOREU)          \
+    CONVD_OTILE(SFX, T, VT, V, MT, 1, SET1, ZERO, FMA, LOADZ, LOADM, T,    \
+                STOREU)                                                    \
+    CONVD_OTILE(SFX, T, VT, V, MT, 2, SET1, ZERO, FMA, LOADZ, LOADM, T,    \
+                STOREU)                                                    \
+    CONVD_OTILE(SFX, T, VT, V, MT, 3, SET1, ZERO, FMA, LOADZ, LOADM, T,    \
+                STOREU)                                                    \
     CONVD_TILE(SFX, T, VT, V, MT, 1, SET1, ZERO, FMA, LOADZ, STOREM,       \
                STOREU)                                                     \
     CONVD_TILE(SFX, T, VT, V, MT, 2, SET1, ZERO, FMA, LOADZ, STOREM,       \
@@ -226,7 +326,32 @@ static double convd_lanes_f32(__m512 v)
         /* flat: np positions of the padded width, in nflat vectors */     \
         const int64_t np = (g->OH - 1) * g->Wp + g->OW;                    \
         const int64_t nflat = (np + V - 1) / V;                            \
-        const bool flat = tb_cpu_convd_flat_pays(nflat, g->OH * nvec, R);  \
+        const bool oflat =                                                 \
+            R <= TB_CPU_CONVD_FWD_MAX_R && tb_cpu_convd_oflat(g, V);       \
+        const bool flat =                                                  \
+            !oflat && tb_cpu_convd_flat_pays(nflat, g->OH * nvec, R);      \
+        /* oflat: nq vectors, the last chunk's start and size lq, ln */    \
+        const int64_t nq = (P + V - 1) / V;                                \
+        int64_t oa[TB_CPU_CONVD_FLAT_MAXV], lq = 0;                        \
+        MT om0[TB_CPU_CONVD_FLAT_MAXV], om1[TB_CPU_CONVD_FLAT_MAXV];       \
+        int ln = 0;                                                        \
+        for (int64_t q = 0; oflat && q < nq; q++) {                        \
+            uint32_t u0, u1;                                               \
+            tb_cpu_convd_opiece(q * V, V, g, &oa[q], &u0, &u1);            \
+            om0[q] = (MT)u0, om1[q] = (MT)u1;                              \
+        }                                                                  \
+        for (int64_t q = 0; oflat && q < nq; q += ln)                      \
+            lq = q, ln = convd_nchunk(nq - q);                             \
+        /* the taps' offsets in the padded image (oflat) */                \
+        int64_t off[TB_CPU_CONVD_FWD_MAX_R];                               \
+        for (int64_t c = 0, r = 0; oflat && c < g->C; c++)                 \
+            for (int64_t kh = 0; kh < g->KH; kh++)                         \
+                for (int64_t kw = 0; kw < g->KW; kw++, r++)                \
+                    off[r] = (c * g->Hp + kh * g->dil) * g->Wp +           \
+                             kw * g->dil;                                  \
+        const MT omt = P % V ? convd_mask_##SFX(P % V) : (MT)0;            \
+        const int64_t gap = g->Wp - g->OW;                                 \
+        T ob[TB_CPU_CONVD_OB * 3 * V];                                     \
         tb_cpu_convd_seg sgs[TB_CPU_CONVD_FLAT_MAXV];                      \
         int64_t row = 0;                                                   \
         for (int64_t f = 0; flat && f < nflat; f++)                        \
@@ -245,6 +370,34 @@ static double convd_lanes_f32(__m512 v)
             T b8[TB_CPU_CONVD_OB];                                         \
             for (int i = 0; i < TB_CPU_CONVD_OB; i++)                      \
                 b8[i] = bias && i < nrows ? bias[o0 + i] : (T)0;           \
+            /* oflat: the last chunk first (the others' whole stores land  \
+             * on what its vector spills past a channel's end); the last   \
+             * block's, spilling past the image, into ob (P' = 3*V) */     \
+            const bool lastb = o0 + nrows == g->O && omt;                  \
+            for (int64_t k = 0, q = lq; oflat && q < nq; k++) {            \
+                const int nv = k == 0 ? ln : convd_nchunk(lq - q);         \
+                const T *b = bias ? b8 : 0;                                \
+                const bool sc = k == 0 && lastb;                           \
+                T *o = sc ? ob : out + o0 * P + q * V;                     \
+                const int64_t Po = sc ? 3 * V : P;                         \
+                if (nv == 1)                                               \
+                    convd_otile_##SFX##_1(xp, off, R, w, b, o, Po, nrows,  \
+                                          oa + q, om0 + q, om1 + q, gap);  \
+                else if (nv == 2)                                          \
+                    convd_otile_##SFX##_2(xp, off, R, w, b, o, Po, nrows,  \
+                                          oa + q, om0 + q, om1 + q, gap);  \
+                else                                                       \
+                    convd_otile_##SFX##_3(xp, off, R, w, b, o, Po, nrows,  \
+                                          oa + q, om0 + q, om1 + q, gap);  \
+                for (int i = 0; sc && i < nrows; i++)                      \
+                    for (int v = 0; v < nv; v++)                           \
+                        STOREM(out + (o0 + i) * P + (q + v) * V,           \
+                               v == nv - 1 ? omt : (MT)~(MT)0,             \
+                               LOADZ((MT)~(MT)0, ob + i * 3 * V + v * V)); \
+                q = k == 0 ? 0 : q + nv;                                   \
+                if (q >= lq)                                               \
+                    break;                                                 \
+            }                                                              \
             for (int64_t v0 = 0; flat && v0 < nflat;) {                    \
                 MT m[3];                                                   \
                 const int nv = convd_chunk_##SFX(nflat, v0, np, m);        \
@@ -263,7 +416,7 @@ static double convd_lanes_f32(__m512 v)
                                          sg, g);                           \
                 v0 += nv;                                                  \
             }                                                              \
-            for (int64_t oh = 0; !flat && oh < g->OH; oh++)                \
+            for (int64_t oh = 0; !flat && !oflat && oh < g->OH; oh++)      \
                 for (int64_t v0 = 0; v0 < nvec;) {                         \
                     MT m[3];                                               \
                     const int nv = convd_chunk_##SFX(nvec, v0, g->OW, m);  \
@@ -292,6 +445,18 @@ static double convd_lanes_f32(__m512 v)
     {                                                                      \
         const int64_t P = gm->OH * gm->OW, KK = gm->KH * gm->KW;           \
         const int64_t img = gm->Hp * gm->Wp;                               \
+        /* output-flat (conv_direct.h): nq vectors of consecutive outputs  \
+         * (8x1x28x28 -> 16x3x3: 43 against 52) */                        \
+        const bool of = tb_cpu_convd_oflat(gm, V);                         \
+        const int64_t nq = (P + V - 1) / V;                                \
+        int64_t oa[TB_CPU_CONVD_FLAT_MAXV];                                \
+        MT om0[TB_CPU_CONVD_FLAT_MAXV], om1[TB_CPU_CONVD_FLAT_MAXV];       \
+        for (int64_t k = 0; of && k < nq; k++) {                           \
+            uint32_t u0, u1;                                               \
+            tb_cpu_convd_opiece(k * V, V, gm, &oa[k], &u0, &u1);           \
+            om0[k] = (MT)u0, om1[k] = (MT)u1;                              \
+        }                                                                  \
+        const MT mlast = convd_mask_##SFX(P - (nq - 1) * V);               \
         for (int64_t ob = o0; ob < o1; ob += CONVD_DW_OB) {                \
             int64_t orow[CONVD_DW_OB];                                     \
             for (int i = 0; i < CONVD_DW_OB; i++)                          \
@@ -303,6 +468,21 @@ static double convd_lanes_f32(__m512 v)
                         const int64_t t = t0 + u < KK ? t0 + u : t0;       \
                         off[u] = (t / gm->KW) * gm->dil * gm->Wp +         \
                                  (t % gm->KW) * gm->dil;                   \
+                    }                                                      \
+                    if (of) {                                              \
+                        T res[CONVD_DW_OB * CONVD_DW_TB * V];              \
+                        convd_dwo_##SFX(g, gm->O * P, xp + c * img,        \
+                                        gm->C * img, n, orow, off, oa,     \
+                                        om0, om1, nq, mlast,               \
+                                        gm->Wp - gm->OW, res);             \
+                        for (int i = 0; i < CONVD_DW_OB; i++)              \
+                            for (int u = 0; u < CONVD_DW_TB; u++)          \
+                                if (ob + i < o1 && t0 + u < KK)            \
+                                    dw[((ob + i) * gm->C + c) * KK + t0 +  \
+                                       u] = RED(LOADZ((MT)~(MT)0,          \
+                                                      res + (i * CONVD_DW_TB \
+                                                             + u) * V));   \
+                        continue;                                          \
                     }                                                      \
                     VT acc[CONVD_DW_OB][CONVD_DW_TB];                      \
                     _Pragma("GCC unroll 8") for (int i = 0;                \
@@ -352,11 +532,114 @@ static double convd_lanes_f32(__m512 v)
 CONVD_DEFS(f32, float, __m512, 16, __mmask16, _mm512_set1_ps,
            _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
            _mm512_mask_storeu_ps, _mm512_reduce_add_ps, _mm512_storeu_ps,
-           _mm512_add_ps, convd_lanes_f32)
+           _mm512_add_ps, convd_lanes_f32, _mm512_mask_loadu_ps)
 CONVD_DEFS(f64, double, __m512d, 8, __mmask8, _mm512_set1_pd,
            _mm512_setzero_pd, _mm512_fmadd_pd, _mm512_maskz_loadu_pd,
            _mm512_mask_storeu_pd, _mm512_reduce_add_pd, _mm512_storeu_pd,
-           _mm512_add_pd, _mm512_reduce_add_pd)
+           _mm512_add_pd, _mm512_reduce_add_pd, _mm512_mask_loadu_pd)
+
+/* f16 outputs of the f32 loops: each f32 vector rounded once to f16
+ * (vcvtps2ph, to nearest even: half_simd.h's h_f16_narrow1, the f16
+ * rows' narrowing) */
+static inline void convd_sto_h(uint16_t *p, __m512 v)
+{
+    _mm256_storeu_si256((__m256i *)p,
+                        _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT |
+                                               _MM_FROUND_NO_EXC));
+}
+CONVD_OTILE(f32h, float, __m512, 16, __mmask16, 1, _mm512_set1_ps,
+            _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
+            _mm512_mask_loadu_ps, uint16_t, convd_sto_h)
+CONVD_OTILE(f32h, float, __m512, 16, __mmask16, 2, _mm512_set1_ps,
+            _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
+            _mm512_mask_loadu_ps, uint16_t, convd_sto_h)
+CONVD_OTILE(f32h, float, __m512, 16, __mmask16, 3, _mm512_set1_ps,
+            _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
+            _mm512_mask_loadu_ps, uint16_t, convd_sto_h)
+
+bool tb_cpu_convd_fwd_f32h_avx512(const float *xp, const float *wp,
+                                  const float *bias, uint16_t *out,
+                                  const tb_cpu_convd_geom *g)
+{
+    enum { V = 16 };
+    const int64_t P = g->OH * g->OW, R = g->C * g->KH * g->KW;
+    if (!tb_cpu_convd_fwd_h_fits(g))
+        return false;
+    const int64_t nq = (P + V - 1) / V, gap = g->Wp - g->OW;
+    int64_t oa[TB_CPU_CONVD_FLAT_MAXV], lq = 0;
+    __mmask16 om0[TB_CPU_CONVD_FLAT_MAXV], om1[TB_CPU_CONVD_FLAT_MAXV];
+    int ln = 0;
+    for (int64_t q = 0; q < nq; q++) {
+        uint32_t u0, u1;
+        tb_cpu_convd_opiece(q * V, V, g, &oa[q], &u0, &u1);
+        om0[q] = (__mmask16)u0, om1[q] = (__mmask16)u1;
+    }
+    for (int64_t q = 0; q < nq; q += ln)
+        lq = q, ln = convd_nchunk(nq - q);
+    int64_t off[TB_CPU_CONVD_FWD_MAX_R];
+    for (int64_t c = 0, r = 0; c < g->C; c++)
+        for (int64_t kh = 0; kh < g->KH; kh++)
+            for (int64_t kw = 0; kw < g->KW; kw++, r++)
+                off[r] = (c * g->Hp + kh * g->dil) * g->Wp + kw * g->dil;
+    const __mmask16 omt = P % V ? convd_mask_f32(P % V) : (__mmask16)0;
+    uint16_t ob[TB_CPU_CONVD_OB * 3 * V];
+    for (int64_t o0 = 0; o0 < g->O; o0 += TB_CPU_CONVD_OB) {
+        const int nrows = g->O - o0 < TB_CPU_CONVD_OB ? (int)(g->O - o0)
+                                                      : TB_CPU_CONVD_OB;
+        const float *w = wp + (o0 / TB_CPU_CONVD_OB) * R * TB_CPU_CONVD_OB;
+        float b8[TB_CPU_CONVD_OB];
+        for (int i = 0; i < TB_CPU_CONVD_OB; i++)
+            b8[i] = bias && i < nrows ? bias[o0 + i] : 0.0f;
+        const float *b = bias ? b8 : 0;
+        /* as the f32 driver's output-flat tiles: the last chunk first,
+         * the last block's through ob */
+        const bool lastb = o0 + nrows == g->O && omt;
+        for (int64_t k = 0, q = lq; q < nq; k++) {
+            const int nv = k == 0 ? ln : convd_nchunk(lq - q);
+            const bool sc = k == 0 && lastb;
+            uint16_t *o = sc ? ob : out + o0 * P + q * V;
+            const int64_t Po = sc ? 3 * V : P;
+            if (nv == 1)
+                convd_otile_f32h_1(xp, off, R, w, b, o, Po, nrows, oa + q,
+                                   om0 + q, om1 + q, gap);
+            else if (nv == 2)
+                convd_otile_f32h_2(xp, off, R, w, b, o, Po, nrows, oa + q,
+                                   om0 + q, om1 + q, gap);
+            else
+                convd_otile_f32h_3(xp, off, R, w, b, o, Po, nrows, oa + q,
+                                   om0 + q, om1 + q, gap);
+            for (int i = 0; sc && i < nrows; i++)
+                for (int v = 0; v < nv; v++)
+                    _mm256_mask_storeu_epi16(
+                        out + (o0 + i) * P + (q + v) * V,
+                        v == nv - 1 ? omt : (__mmask16)0xffff,
+                        _mm256_loadu_si256(
+                            (const __m256i *)(ob + i * 3 * V + v * V)));
+            q = k == 0 ? 0 : q + nv;
+            if (q >= lq)
+                break;
+        }
+    }
+    return true;
+}
+
+void tb_cpu_convd_widen_f16(const uint16_t *src, int64_t ss, float *dst,
+                            int64_t ds, int64_t rows, int64_t n)
+{
+    for (int64_t r = 0; r < rows; r++, src += ss, dst += ds) {
+        int64_t i = 0;
+        for (; i + 16 <= n; i += 16)
+            _mm512_storeu_ps(dst + i,
+                             _mm512_cvtph_ps(_mm256_loadu_si256(
+                                 (const __m256i *)(src + i))));
+        if (i < n) {
+            const __mmask16 m = convd_mask_f32(n - i);
+            _mm512_mask_storeu_ps(
+                dst + i, m,
+                _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, src + i)));
+        }
+    }
+}
 
 /* db [o] = the rows g [q, o] summed over the images q < n (each by
  * convd_rowsum), the rows in double */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../../ops/alloc.h"
+#include "../../ops/half.h"
 #include "conv_direct.h"
 #include "drv.h"
 
@@ -101,6 +102,11 @@ typedef struct cpu_conv_job {
     /* bf16 by its direct loop (wp: pairs of taps' weights in dwords):
      * biasf the bias in f32 */
     const float *biasf;
+    /* f16 at avx512 (tb_cpu_conv2d_f16): the f32 loops on the image and
+     * weights widened (the parts' buffers and wp in f32: bsz bytes an
+     * element, esz for x and out), f16 stores */
+    bool h16;
+    size_t bsz;
     int rc[TB_MAX_AXIS_VALUES]; /* per part */
 } cpu_conv_job;
 
@@ -108,18 +114,31 @@ typedef struct cpu_conv_job {
 /* Images [lo, hi) by the direct loops (j->direct); pad holds one padded
  * image (pad > 0: its border zeroed once, the interior copied per
  * image). */
-static void cpu_conv_direct(const cpu_conv_job *j, char *pad, int64_t lo,
-                            int64_t hi)
+static int cpu_conv_direct(const cpu_conv_job *j, char *pad, int64_t lo,
+                           int64_t hi)
 {
     const size_t es = j->esz;
     const cpu_conv_geom *g = &j->g;
     const int64_t chw = g->C * g->H * g->W;
     const int64_t Hp = j->dg.Hp, Wp = j->dg.Wp;
     if (g->pad > 0)
-        memset(pad, 0, (size_t)(g->C * Hp * Wp) * es);
+        memset(pad, 0, (size_t)(g->C * Hp * Wp) * j->bsz);
     for (int64_t n = lo; n < hi; n++) {
         const char *xn = j->x + (size_t)(n * chw) * es;
         char *on = j->o + (size_t)(n * j->O * j->P) * es;
+        if (j->h16) {
+            /* the image widened into the f32 buffer, f16 stores */
+            float *xf = (float *)pad;
+            for (int64_t ci = 0; ci < g->C; ci++)
+                tb_cpu_convd_widen_f16(
+                    (const uint16_t *)xn + ci * g->H * g->W, g->W,
+                    xf + (ci * Hp + g->pad) * Wp + g->pad, Wp, g->H, g->W);
+            if (!tb_cpu_convd_fwd_f32h_avx512(xf, (const float *)j->wp,
+                                              j->biasf, (uint16_t *)on,
+                                              &j->dg))
+                return TB_EINVAL; /* tb_cpu_conv2d_f16 checked it */
+            continue;
+        }
         if (g->pad > 0) {
             for (int64_t ci = 0; ci < g->C; ci++)
                 tb_cpu_convd_copy_rows(
@@ -148,6 +167,7 @@ static void cpu_conv_direct(const cpu_conv_job *j, char *pad, int64_t lo,
                                         (const double *)j->bias,
                                         (double *)on, &j->dg);
     }
+    return 0;
 }
 #endif
 
@@ -164,10 +184,8 @@ static int cpu_conv_images(const cpu_conv_job *j, char *col, int64_t lo,
     (void)threads;
     (void)par;
 #if TB_CPU_HAVE_AVX512
-    if (j->direct) {
-        cpu_conv_direct(j, col, lo, hi);
-        return 0;
-    }
+    if (j->direct)
+        return cpu_conv_direct(j, col, lo, hi);
 #endif
     for (int64_t n = lo; n < hi; n++) {
         const char *xn = j->x + (size_t)(n * chw) * es;
@@ -232,7 +250,7 @@ static void cpu_conv_task(void *argp, int part, int nparts)
     cpu_conv_job *j = argp;
     int64_t b, e;
     cpu_span(j->N, part, nparts, &b, &e);
-    char *col = j->col + (size_t)part * j->colsz * j->esz;
+    char *col = j->col + (size_t)part * j->colsz * j->bsz;
     j->rc[part] = cpu_conv_images(j, col, b, e, 1, NULL);
 }
 
@@ -243,6 +261,25 @@ static void cpu_conv_task(void *argp, int part, int nparts)
  * of taps), then bf16's bias widened to f32; sets j->wp and j->biasf. */
 static void cpu_convd_pack(cpu_conv_job *j, char *wp, size_t wpsz)
 {
+    if (j->h16) {
+        /* f16 widened exactly into the f32 layout, then the bias */
+        const int64_t nb = (j->O + TB_CPU_CONVD_OB - 1) / TB_CPU_CONVD_OB;
+        float *d = (float *)wp;
+        memset(d, 0, (size_t)(nb * TB_CPU_CONVD_OB * j->R) * sizeof *d);
+        for (int64_t o = 0; o < j->O; o++)
+            for (int64_t r = 0; r < j->R; r++)
+                d[((o / TB_CPU_CONVD_OB) * j->R + r) * TB_CPU_CONVD_OB +
+                  o % TB_CPU_CONVD_OB] =
+                    tb_f16_to_f32(((const uint16_t *)j->w)[o * j->R + r]);
+        j->wp = wp;
+        if (j->bias) {
+            float *bf = (float *)wp + (wpsz - (size_t)j->O);
+            for (int64_t o = 0; o < j->O; o++)
+                bf[o] = tb_f16_to_f32(((const uint16_t *)j->bias)[o]);
+            j->biasf = bf;
+        }
+        return;
+    }
     const size_t es = j->esz;
     const int64_t rw = j->dt == TB_BF16 ? 2 * ((j->R + 1) / 2) : j->R;
     const int64_t nb = (j->O + TB_CPU_CONVD_OB - 1) / TB_CPU_CONVD_OB;
@@ -326,6 +363,8 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
         .dt = dt,
         .lv = lv,
         .esz = tb_dtype_size(dt),
+        .h16 = dt == TB_F16,
+        .bsz = dt == TB_F16 ? sizeof(float) : tb_dtype_size(dt),
         .x = x->data,
         .w = w->data,
         .bias = with_bias ? in[2].data : NULL,
@@ -356,7 +395,7 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
      * TB_CPU_HALF_MM rows; below it half.c's conversions around f32):
      * its own direct loop, two taps a vdpbf16ps */
     j.direct = lv >= TB_ISA_AVX512 && st == 1 &&
-               (((dt == TB_F32 || dt == TB_F64) &&
+               (((dt == TB_F32 || dt == TB_F64 || dt == TB_F16) &&
                  tb_cpu_convd_fwd_fits(j.R, j.O, j.g.OW, vl)) ||
                 (dt == TB_BF16 && TB_CPU_HAVE_AVX512BF16 &&
                  tb_cpu_convd_fits(j.R, j.g.OW, vl)));
@@ -366,24 +405,29 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
                                    j.O,    j.g.KH,
                                    j.g.KW, j.g.OH,
                                    j.g.OW, dil};
-        j.colsz = pad > 0 ? (size_t)(j.g.C * j.dg.Hp * j.dg.Wp) : 0;
+        j.colsz = pad > 0 || j.h16 ? (size_t)(j.g.C * j.dg.Hp * j.dg.Wp)
+                                   : 0;
         /* bf16: two taps a dword, then biasf (f32) */
         const int64_t rw = dt == TB_BF16 ? 2 * ((j.R + 1) / 2) : j.R;
         wpsz = (size_t)((j.O + TB_CPU_CONVD_OB - 1) / TB_CPU_CONVD_OB *
                         TB_CPU_CONVD_OB * rw);
         if (dt == TB_BF16)
             wpsz += 2 * (size_t)j.O;
+        if (j.h16)
+            wpsz += (size_t)j.O; /* biasf */
         /* the packed weights after the parts' buffers, aligned to 8 */
         j.colsz = (j.colsz + 7) / 8 * 8;
         parts = cpu_parts(c, macs + j.N * j.R * j.P, j.N);
     }
 #endif
-    j.col = tb_alloc(((size_t)parts * j.colsz + wpsz) * j.esz);
+    if (j.h16 && !j.direct)
+        return TB_EINVAL; /* tb_cpu_conv2d_f16 checked it */
+    j.col = tb_alloc(((size_t)parts * j.colsz + wpsz) * j.bsz);
     if (!j.col)
         return TB_ENOMEM;
 #if TB_CPU_HAVE_AVX512
     if (j.direct)
-        cpu_convd_pack(&j, j.col + (size_t)parts * j.colsz * j.esz, wpsz);
+        cpu_convd_pack(&j, j.col + (size_t)parts * j.colsz * j.bsz, wpsz);
 #endif
     if (parts > 1) {
         parts = cpu_pool_run(c->pool, parts, cpu_conv_task, &j);
@@ -401,6 +445,46 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     }
     tb_free(j.col);
     return rc;
+}
+
+int tb_cpu_conv2d_f16(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, bool with_bias)
+{
+#if TB_CPU_HAVE_AVX512
+    if (!ctx || !in || !out || tb_cpu_isa(ctx) < TB_ISA_AVX512)
+        return 1;
+    const tb_tensor *x = &in[0], *w = &in[1];
+    if (x->ndim != 4 || w->ndim != 4 || out->ndim != 4 ||
+        x->dtype != TB_F16 || w->dtype != TB_F16 || out->dtype != TB_F16)
+        return 1;
+    const tb_op *op =
+        tb_op_get(with_bias ? TB_OP_conv2d : TB_OP_conv2d_nobias);
+    tb_params q;
+    if (p)
+        q = *p;
+    else
+        memset(&q, 0, sizeof q);
+    tb_params_defaults(op, &q);
+    int64_t st, pad, dil;
+    if (cpu_param_int(&q, 0, 1, NULL, &st) ||
+        cpu_param_int(&q, 1, 0, NULL, &pad) ||
+        cpu_param_int(&q, 2, 1, NULL, &dil) || st != 1 || pad < 0 ||
+        dil < 1)
+        return 1;
+    const int64_t O = w->shape[0], KH = w->shape[2], KW = w->shape[3];
+    const int64_t OH = out->shape[2], OW = out->shape[3];
+    const tb_cpu_convd_geom dg = {x->shape[1], OH + dil * (KH - 1),
+                                  OW + dil * (KW - 1), O, KH, KW, OH, OW,
+                                  dil};
+    const int64_t R = x->shape[1] * KH * KW;
+    if (O < 1 || OH < 1 || !tb_cpu_convd_fwd_fits(R, O, OW, 16) ||
+        !tb_cpu_convd_fwd_h_fits(&dg))
+        return 1;
+    return cpu_conv2d(ctx, in, out, p, TB_F16, with_bias, TB_ISA_AVX512);
+#else
+    (void)ctx, (void)in, (void)out, (void)p, (void)with_bias;
+    return 1;
+#endif
 }
 
 /* ---- max_pool2d / avg_pool2d ---- */
