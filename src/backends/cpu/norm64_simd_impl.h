@@ -199,8 +199,9 @@ typedef struct {
  * 20 divisions and 4 square roots a quad sit between the sums and the
  * dx pass: 512x256 layer_norm_backward -1.3%, tbench ab; rms_norm's rows
  * keep the scalar formulas, each row's right after its sums: +3.7% this
- * way).  Used by the quads whose sums are column by column (AVX-512
- * layer_norm).  Returns false, s untouched, where a row's
+ * way).  Used by the quads of 2 rows or more whose sums are column by
+ * column (AVX-512 layer_norm; one row keeps the scalar path: 1x1
+ * +6% this way).  Returns false, s untouched, where a row's
  * sums lost more than 2 bits (layer_norm: m s1 > 3/4 s2): the caller
  * sums it again about c + m. */
 static inline __attribute__((always_inline)) bool
@@ -366,7 +367,7 @@ n64_bw_chunk(const tb_cpu_norm_bw_job *j, bool rms, int64_t ch)
         for (int i = nq; i < 4; i++)
             for (int u = 0; u < 4; u++)
                 tq[i][u] = 0;
-        if (byrow || !n64_finish4(rms, nq, n, j->eps, tq, cq, s))
+        if (byrow || nq < 2 || !n64_finish4(rms, nq, n, j->eps, tq, cq, s))
             for (int i = 0; i < nq; i++) {
                 const double *xr = x + (q + i) * D, *gr = g + (q + i) * D;
                 double c = cq[i], t[4];
