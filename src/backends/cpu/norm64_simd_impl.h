@@ -191,6 +191,61 @@ typedef struct {
     double c, m, rstd, a, bb;
 } n64_rs;
 
+/* The quad's rows' scalars from their sums t[i] (rows nq.. zero), four
+ * rows a lane of one 256-bit vector: the row-by-row formulas below
+ * (n64_bw_chunk) lane by lane, the same IEEE operations, so the same
+ * bits, with one division a formula for the quad instead of one a row
+ * (the divider takes vdivsd and vdivpd ymm alike; the scalar formulas'
+ * 20 divisions and 4 square roots a quad sit between the sums and the
+ * dx pass: 512x256 layer_norm_backward -1.3%, tbench ab; rms_norm's rows
+ * keep the scalar formulas, each row's right after its sums: +3.7% this
+ * way).  Used by the quads of 2 rows or more whose sums are column by
+ * column (AVX-512 layer_norm; one row keeps the scalar path: 1x1
+ * +6% this way).  Returns false, s untouched, where a row's
+ * sums lost more than 2 bits (layer_norm: m s1 > 3/4 s2): the caller
+ * sums it again about c + m. */
+static inline __attribute__((always_inline)) bool
+n64_finish4(bool rms, int nq, double n, double eps, const double (*t)[4],
+            const double *c, n64_rs *s)
+{
+    __m256d s1 = _mm256_loadu_pd(t[0]), s2 = _mm256_loadu_pd(t[1]);
+    __m256d sg = _mm256_loadu_pd(t[2]), sd = _mm256_loadu_pd(t[3]);
+    /* transposed: lane i row i */
+    const __m256d u0 = _mm256_unpacklo_pd(s1, s2), u1 = _mm256_unpackhi_pd(s1, s2);
+    const __m256d u2 = _mm256_unpacklo_pd(sg, sd), u3 = _mm256_unpackhi_pd(sg, sd);
+    s1 = _mm256_permute2f128_pd(u0, u2, 0x20);
+    s2 = _mm256_permute2f128_pd(u1, u3, 0x20);
+    sg = _mm256_permute2f128_pd(u0, u2, 0x31);
+    sd = _mm256_permute2f128_pd(u1, u3, 0x31);
+    const __m256d vn = _mm256_set1_pd(n), z = _mm256_setzero_pd();
+    const __m256d m = rms ? z : _mm256_div_pd(s1, vn);
+    const __m256d ms1 = _mm256_mul_pd(m, s1);
+    if (!rms) {
+        const int bad = _mm256_movemask_pd(_mm256_cmp_pd(
+            ms1, _mm256_mul_pd(_mm256_set1_pd(0.75), s2), _CMP_GT_OQ));
+        if (bad & ((1 << nq) - 1))
+            return false;
+    }
+    const __m256d ss = _mm256_sub_pd(s2, ms1);
+    const __m256d rstd = _mm256_div_pd(
+        _mm256_set1_pd(1.0),
+        _mm256_sqrt_pd(_mm256_add_pd(_mm256_div_pd(ss, vn),
+                                     _mm256_set1_pd(eps))));
+    const __m256d a = rms ? z : _mm256_div_pd(sg, vn);
+    const __m256d bb = _mm256_div_pd(
+        _mm256_mul_pd(rstd, _mm256_sub_pd(sd, _mm256_mul_pd(m, sg))), vn);
+    double vm[4], vr[4], va[4], vb[4];
+    _mm256_storeu_pd(vm, m);
+    _mm256_storeu_pd(vr, rstd);
+    _mm256_storeu_pd(va, a);
+    _mm256_storeu_pd(vb, bb);
+    for (int i = 0; i < 4; i++) {
+        s[i].c = c[i], s[i].m = vm[i], s[i].rstd = vr[i];
+        s[i].a = va[i], s[i].bb = vb[i];
+    }
+    return true;
+}
+
 /* lanes from k of the quad's n rows (rows at xr + i D ...): dx, and
  * the chunk's dw += g xh and db += g in registers in row order (the
  * bits of one row after the other), stored once (first: from 0).  All
@@ -309,26 +364,30 @@ n64_bw_chunk(const tb_cpu_norm_bw_job *j, bool rms, int64_t ch)
 #else
         const bool byrow = true;
 #endif
-        for (int i = 0; i < nq; i++) {
-            const double *xr = x + (q + i) * D, *gr = g + (q + i) * D;
-            double c = cq[i], t[4];
-            if (byrow)
-                n64_bw_sums(rms, xr, gr, w, D, c, t);
-            else
-                for (int u = 0; u < 4; u++)
-                    t[u] = tq[i][u];
-            double m = rms ? 0 : t[0] / n;
-            if (!rms && m * t[0] > 0.75 * t[1]) {
-                c += m;
-                n64_bw_sums(rms, xr, gr, w, D, c, t);
-                m = t[0] / n;
+        for (int i = nq; i < 4; i++)
+            for (int u = 0; u < 4; u++)
+                tq[i][u] = 0;
+        if (byrow || nq < 2 || !n64_finish4(rms, nq, n, j->eps, tq, cq, s))
+            for (int i = 0; i < nq; i++) {
+                const double *xr = x + (q + i) * D, *gr = g + (q + i) * D;
+                double c = cq[i], t[4];
+                if (byrow)
+                    n64_bw_sums(rms, xr, gr, w, D, c, t);
+                else
+                    for (int u = 0; u < 4; u++)
+                        t[u] = tq[i][u];
+                double m = rms ? 0 : t[0] / n;
+                if (!rms && m * t[0] > 0.75 * t[1]) {
+                    c += m;
+                    n64_bw_sums(rms, xr, gr, w, D, c, t);
+                    m = t[0] / n;
+                }
+                const double ss = t[1] - m * t[0];
+                const double rstd = 1 / sqrt(ss / n + j->eps);
+                s[i].c = c, s[i].m = m, s[i].rstd = rstd;
+                s[i].a = rms ? 0 : t[2] / n;
+                s[i].bb = rstd * (t[3] - m * t[2]) / n;
             }
-            const double ss = t[1] - m * t[0];
-            const double rstd = 1 / sqrt(ss / n + j->eps);
-            s[i].c = c, s[i].m = m, s[i].rstd = rstd;
-            s[i].a = rms ? 0 : t[2] / n;
-            s[i].bb = rstd * (t[3] - m * t[2]) / n;
-        }
         const double *xq = x + q * D, *gq = g + q * D;
         double *dq = dx + q * D;
         const bool first = q == r0;
