@@ -80,7 +80,15 @@
     X(exp, DT) X(tanh, DT) X(sigmoid, DT)                                 \
     X(silu, DT) X(add_scalar, DT) X(sub_scalar, DT)                       \
     X(mul_scalar, DT) X(div_scalar, DT) X(sqrt, DT) X(rsqrt, DT)          \
-    X(leaky_relu, DT) X(hardswish, DT) X(softplus, DT)
+    X(hardswish, DT) X(softplus, DT) KB_LEAKY_##DT(X(leaky_relu, DT))
+/* leaky_relu f16 at avx512 is hy_leaky_relu_f16's ymm step: left out
+ * as the binary ops' (below; kernel_bounds.py's HALF_LEFT_OUT) */
+#define KB_LEAKY_bf16(x) x
+#ifdef HS_F16_YMM
+#define KB_LEAKY_f16(x)
+#else
+#define KB_LEAKY_f16(x) x
+#endif
 #define KB_BINARY_OPS(X, DT)                                              \
     X(add, hs_add, DT) X(sub, hs_sub, DT) X(mul, v_mul, DT)               \
     X(div, v_div, DT) X(add_relu, hs_add_relu, DT)
@@ -308,7 +316,8 @@ KB_BWBIN(div_backward, HB_DIV_AF, bf16)
  * elements (vcvtph2ps and vcvtps2ph on FP2/FP3), where this project's
  * Zen 4 VM runs add, sub, mul and add_relu f16 at 1M in 0.60-0.83x of
  * that (op_limits.py, one thread, 2026-11-29), so the model is wrong for
- * it and the rows are left out, as rsqrt f32 is.  (maximum and minimum
+ * it and the rows are left out, as rsqrt f32 is; leaky_relu f16 too,
+ * whose avx512 loop is hy_leaky_relu_f16's ymm step.  (maximum and minimum
  * work on the patterns, no conversion: stated.) */
 #ifndef __AVX512BF16__
 KB_UNARY_OPS(KB_H1, f16)

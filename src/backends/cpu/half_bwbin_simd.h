@@ -114,7 +114,13 @@ static inline hv1 hbb_q_f16(hv1 g)
         h_##DT##_ld2x(f, &f0, &f1);                                       \
         HBB_STEP(K, g0, f0, rv[0], rq[0], s[0], d0);                      \
         HBB_STEP(K, g1, f1, rv[1], rq[1], s[1], d1);                      \
-        h_##DT##_st2x(df, d0, d1);                                        \
+        /* mul: st2x's order with the zero-word subnormal test (bf16 at \
+         * [128, 256] 2.39 -> 2.33 us, tbench ab, 10 blocks, load 6;    \
+         * div's +1.9% with it: vfpclassps) */                           \
+        if (K == HB_MUL)                                                  \
+            h_##DT##_st2z(df, d0, d1);                                    \
+        else                                                              \
+            h_##DT##_st2x(df, d0, d1);                                    \
     }                                                                     \
     static inline __attribute__((always_inline)) void hbb_##DT##_k(       \
         const int K, const uint16_t *g, const uint16_t *f,                \

@@ -202,6 +202,33 @@ static void hy_add_relu_f16(const uint16_t *pa, const uint16_t *pb,
         po[i] = tb_f32_to_f16(_mm256_cvtss_f32(hy_add_relu(a, b)));
     }
 }
+/* leaky_relu f16 at 8 f32 lanes too: its work is the conversions, and
+ * the zmm vcvtps2ph took more time than two ymm ones (0.170 -> 0.137 TSC
+ * cycles a value on L1 data; 1M 70.0 -> 57.1 us, tbench ab, 8 blocks,
+ * load 7); hs_leaky_relu's
+ * masked product (!(x > 0): NaN too), the same values */
+static inline __m256 hy_leaky_relu(__m256 x, __m256 k)
+{
+    return _mm256_mask_mul_ps(
+        x, _mm256_cmp_ps_mask(x, _mm256_setzero_ps(), _CMP_NGT_UQ), k, x);
+}
+static void hy_leaky_relu_f16(const uint16_t *pa, const uint16_t *pb,
+                              uint16_t *po, int64_t n, float k)
+{
+    (void)pb;
+    const __m256 kv = _mm256_set1_ps(k);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256 r0 = hy_leaky_relu(hy_f16_ld(pa + i), kv);
+        const __m256 r1 = hy_leaky_relu(hy_f16_ld(pa + i + 8), kv);
+        hy_f16_st(po + i, r0);
+        hy_f16_st(po + i + 8, r1);
+    }
+    for (; i < n; i++) {
+        const __m256 a = _mm256_set1_ps(tb_f16_to_f32(pa[i]));
+        po[i] = tb_f32_to_f16(_mm256_cvtss_f32(hy_leaky_relu(a, kv)));
+    }
+}
 /* the f32 values of lo and hi, as h_bf16_widen2 placed them, packed */
 static inline hv2 h_pack2(hvi lo, hvi hi) { return _mm512_packus_epi32(lo, hi); }
 /* lo's values then hi's, in order (packus works within 128-bit lanes) */
@@ -416,9 +443,10 @@ static inline void h_f16_st2(uint16_t *p, vf lo, vf hi)
  * (h_bf16_round: the same bits).
  * (h_bf16_ld2 / h_bf16_st2 take four vpunpck{l,h}wd and a vpermq a
  * step: add_relu bf16 at 1024x1024 84.9 -> 82.3 us, mul_backward
- * [128, 256] 2.47 -> 2.39, tbench ab, 8 blocks, load 10-13; add, sub,
- * mul in place and sigmoid, silu ran 0.2-1.2% slower with it, within
- * the noise, and keep h_<dt>_ld2 / h_<dt>_st2.)
+ * [128, 256] 2.47 -> 2.39, tbench ab, 8 blocks, load 10-13; sigmoid,
+ * silu ran 0.2-1.2% slower with it, within the noise, and keep
+ * h_<dt>_ld2 / h_<dt>_st2; add, sub, mul take z below, with the
+ * cheaper subnormal test, in place or in L2.)
  * Elsewhere h_<dt>_ld2 / h_<dt>_st2. */
 #ifdef __AVX512BF16__
 static inline void h_bf16_ld2x(const uint16_t *p, vf *lo, vf *hi)
@@ -440,12 +468,74 @@ static inline void h_bf16_st2x(uint16_t *p, vf lo, vf hi)
         23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
     h_store2(p, _mm512_permutexvar_epi16(idx, h_bf16_ne2(lo, hi)));
 }
+/* The even/odd pair with a cheaper subnormal test (add, sub, mul:
+ * HS_P_<op> z): vcvtne2ps2bf16 turns a subnormal lane into a zero of
+ * its sign, and a normal one into a nonzero bf16, so a pair whose 32
+ * results hold no +-0 word (one vptestnmw) has no subnormal lane; only
+ * a pair with a zero result (an exact zero, or a subnormal) takes
+ * vfpclassps's test, then h_bf16_st2x's integer code where it finds
+ * one: the same bits.  (add_, sub_, mul_ bf16 at 1M in place:
+ * 5.7-6.9% less time than h_bf16_ld2 / h_bf16_st2's vpunpck{l,h}wd,
+ * vfpclassps and vpermq, tbench ab, 8 blocks, load 7; the even/odd
+ * order with vfpclassps alone gained nothing.  An output of many exact
+ * zeros pays the test and vfpclassps: add_relu takes r below.) */
+#define h_bf16_ld2z h_bf16_ld2x
+static inline void h_bf16_st2z(uint16_t *p, vf lo, vf hi)
+{
+    const hv2 r = h_bf16_ne2(lo, hi);
+    if (_mm512_testn_epi16_mask(r, _mm512_set1_epi16(0x7fff)) &&
+        h_bf16_subn(lo, hi)) {
+        h_bf16_st2x(p, lo, hi);
+        return;
+    }
+    const __m512i idx = _mm512_set_epi16(
+        31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8,
+        23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    h_store2(p, _mm512_permutexvar_epi16(idx, r));
+}
+/* add_relu's pair (HS_P_add_relu r): lo and hi the sums, the relu
+ * (x where x > 0 or NaN, else +0) as vcvtne2ps2bf16's zero-masking,
+ * not a masked move a vector (add_relu bf16 at 1M 82.5 -> 73.6 us,
+ * 4097 -11%, tbench ab, 8 blocks, load 7); a
+ * pair with a subnormal lane (vfpclassps: a positive one must round,
+ * not read as zero) takes h_bf16_st2x's integer code on the relu'd
+ * values: the same bits. */
+#define h_bf16_ld2r h_bf16_ld2x
+static inline void h_bf16_st2r(uint16_t *p, vf lo, vf hi)
+{
+    if (h_bf16_subn(lo, hi)) {
+        h_bf16_st2x(p, h_relu(lo), h_relu(hi));
+        return;
+    }
+    const __m512 z = _mm512_setzero_ps();
+    const __mmask32 k = _mm512_kunpackw(_mm512_cmp_ps_mask(hi, z, _CMP_NLE_UQ),
+                                        _mm512_cmp_ps_mask(lo, z, _CMP_NLE_UQ));
+    const __m512i idx = _mm512_set_epi16(
+        31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8,
+        23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    h_store2(p, _mm512_permutexvar_epi16(
+                    idx, (__m512i)_mm512_maskz_cvtne2ps_pbh(k, hi, lo)));
+}
 #else
 #define h_bf16_ld2x h_bf16_ld2
 #define h_bf16_st2x h_bf16_st2
+#define h_bf16_ld2z h_bf16_ld2
+#define h_bf16_st2z h_bf16_st2
+#define h_bf16_ld2r h_bf16_ld2
+static inline void h_bf16_st2r(uint16_t *p, vf lo, vf hi)
+{
+    h_bf16_st2(p, h_relu(lo), h_relu(hi));
+}
 #endif
 #define h_f16_ld2x h_f16_ld2
 #define h_f16_st2x h_f16_st2
+#define h_f16_ld2z h_f16_ld2
+#define h_f16_st2z h_f16_st2
+#define h_f16_ld2r h_f16_ld2
+static inline void h_f16_st2r(uint16_t *p, vf lo, vf hi)
+{
+    h_f16_st2(p, h_relu(lo), h_relu(hi));
+}
 
 /* ---- conversion arrays (tb_cpu_half_cvt) ------------------------------ */
 
@@ -529,10 +619,11 @@ HS_CVT(f16)
  * values) */
 static inline vf hs_add(vf a, vf b) { return v_fma(a, v_set1(1.0f), b); }
 static inline vf hs_sub(vf a, vf b) { return v_fma(b, v_set1(-1.0f), a); }
-/* (add_relu keeps the addition: its compare takes the FMA units' ports,
- * znver4's model gives it 0.1875 cycles per element at avx512bf16 with
- * the FMA, 0.1562 without) */
-static inline vf hs_add_relu(vf a, vf b) { return h_relu(v_add(a, b)); }
+/* add_relu's step: the addition, the relu in the pair's store
+ * (h_<dt>_st2r).  (add_relu keeps the addition: its compare takes the
+ * FMA units' ports, znver4's model gives it 0.1875 cycles per element
+ * at avx512bf16 with the FMA, 0.1562 without) */
+static inline vf hs_add_relu(vf a, vf b) { return v_add(a, b); }
 
 /* The f32 rows' element functions (ops_simd_impl.h's xs_*_f, the same
  * values): the scalar forms one IEEE operation with k; sqrt; rsqrt
@@ -918,27 +1009,66 @@ static inline tb_cpu_half_mmrows_fn hs_mmrows(tb_dtype dt)
 #define HS_UNARY(X)                                                       \
     X(exp) X(tanh) X(sigmoid) X(gelu) X(gelu_tanh) X(silu)                \
     X(add_scalar) X(sub_scalar) X(mul_scalar) X(div_scalar) X(sqrt)       \
-    X(rsqrt) X(leaky_relu)
+    X(rsqrt) /* and leaky_relu: f16's at 16 lanes is hy_leaky_relu_f16 */
 #define HS_EW_UNARY(NAME, W, EXPR, X) X(NAME)
 
+/* bf16's loop of op with the pairs P (P expanded before the paste) */
+#define HS_BF16_F2(op, F, P) HS_BF16_F2P(op, F, P)
+#define HS_BF16_F2P(op, F, P) HS_BF16_F2_##P(op, F)
+#define HS_BF16_F2_(op, F) HS_FUSED2(hs_##op##_bf16, bf16, F, )
+#define HS_BF16_F2_r(op, F) HS_FUSED2(hs_##op##_bf16, bf16, F, r)
+#ifdef __AVX512BF16__
+/* z: the even/odd loop where the output is an operand (add_, sub_,
+ * mul_: 5.6-6.9% less time at 1M than h_bf16_ld2's order, tbench ab,
+ * 8 blocks, load 8) or fits in L2 (HS_Z_N values: add at 4097 -4.6%),
+ * h_bf16_ld2's elsewhere (add and mul at 1M: +1.4% and +2.4% with z) */
+#define HS_Z_N 65536
+#define HS_BF16_F2_z(op, F)                                               \
+    /* each loop a function of its own: inlined into one, gcc stopped    \
+     * inlining h_bf16_st2 in the second (a call a step: +50% time) */   \
+    __attribute__((noinline)) static void hs_##op##_bf16_z(              \
+        const uint16_t *, const uint16_t *, uint16_t *, int64_t, float);  \
+    __attribute__((noinline)) static void hs_##op##_bf16_u(              \
+        const uint16_t *, const uint16_t *, uint16_t *, int64_t, float);  \
+    HS_FUSED2(hs_##op##_bf16_z, bf16, F, z)                               \
+    HS_FUSED2(hs_##op##_bf16_u, bf16, F, )                                \
+    static void hs_##op##_bf16(const uint16_t *pa, const uint16_t *pb,   \
+                               uint16_t *po, int64_t n, float k)          \
+    {                                                                     \
+        if (po == pa || po == pb || n <= HS_Z_N)                          \
+            hs_##op##_bf16_z(pa, pb, po, n, k);                           \
+        else                                                              \
+            hs_##op##_bf16_u(pa, pb, po, n, k);                           \
+    }
+#else
+#define HS_BF16_F2_z HS_BF16_F2_
+#endif
+#define HS_BF16_DEF2(op, F) HS_BF16_F2(op, F, HS_P_##op)
 #ifdef HS_F16_YMM /* f16's binary loops: hy_*_f16 above */
-#define HS_DEF2(op, F) HS_FUSED2(hs_##op##_bf16, bf16, F, HS_P_##op)
+#define HS_DEF2(op, F) HS_BF16_DEF2(op, F)
 #else
 #define HS_DEF2(op, F)                                                    \
-    HS_FUSED2(hs_##op##_bf16, bf16, F, HS_P_##op)                         \
+    HS_BF16_DEF2(op, F)                                                   \
     HS_FUSED2(hs_##op##_f16, f16, F, HS_P_##op)
 #endif
 #define HS_DEF1(op)                                                       \
     HS_FUSED1(hs_##op##_bf16, bf16, hs_##op)                              \
     HS_FUSED1(hs_##op##_f16, f16, hs_##op)
-/* the pairs of HS_STEP2 (h_<dt>_ld2<P>): even/odd bf16 for add_relu */
-#define HS_P_add
-#define HS_P_sub
-#define HS_P_mul
+/* the pairs of HS_STEP2 (h_<dt>_ld2<P>): even/odd bf16 for add, sub,
+ * mul (z: the zero-word test) and add_relu (r: the relu in the store) */
+#define HS_P_add z
+#define HS_P_sub z
+#define HS_P_mul z
 #define HS_P_div
-#define HS_P_add_relu x
+#define HS_P_add_relu r
 HS_BINARY(HS_DEF2)
 HS_UNARY(HS_DEF1)
+#ifdef HS_F16_YMM
+HS_FUSED1(hs_leaky_relu_bf16, bf16, hs_leaky_relu)
+#define hs_leaky_relu_f16 hy_leaky_relu_f16
+#else
+HS_DEF1(leaky_relu)
+#endif
 HS_DEF1(log)
 TB_CPU_EW_OPS(HS_EW_UNARY, HS_DEF1)
 
@@ -1156,6 +1286,7 @@ static inline tb_cpu_half_fused_fn hs_fused(tb_op_id op, tb_dtype dt)
         return NULL;
     switch (op) {
         HS_BINARY(HS_CASE2)
+        HS_CASE(leaky_relu)
         HS_CASE(maximum)
         HS_CASE(minimum)
         HS_UNARY(HS_CASE)
@@ -1293,17 +1424,35 @@ static inline int64_t hs_ar_fin_bf16(int64_t b, int64_t e, double start,
     return e;
 }
 /* the exact loop's steps, NARROW the pairs' narrowing; the increments
- * as fma(c, 1, inc), exact as the adds were, on the FMA pipes: Zen 4's
- * FADD pipes run the conversions */
-#define HS_AR_LOOP(NARROW)                                                \
+ * as fma(c, 1, inc), exact as the adds are, on the FMA pipes (Zen 4's
+ * FADD pipes also run the conversions), INC2 the second of each pair:
+ * for bf16 at avx512bf16 an add, the two FMA pipes with four increments
+ * being that step's limit (arange bf16 at 1M 29.4 -> 26.1 us, tbench ab, 8 blocks, load 7; on L1 data
+ * 0.0713 -> 0.0636 TSC cycles a value with two adds, all four adds
+ * 0.0741, the stores alone 0.0517) */
+#define HS_AR_LOOP(NARROW, INC2)                                          \
     for (; i + W <= e; i += W) {                                          \
         h_store2(o + i, NARROW(c0, c1));                                  \
         h_store2(o + i + 2 * L, NARROW(c2, c3));                          \
         c0 = v_fma(c0, one, inc);                                         \
-        c1 = v_fma(c1, one, inc);                                         \
+        c1 = INC2(c1, one, inc);                                          \
         c2 = v_fma(c2, one, inc);                                         \
-        c3 = v_fma(c3, one, inc);                                         \
+        c3 = INC2(c3, one, inc);                                          \
     }
+/* the second increment of a pair: an add for bf16 at avx512bf16 (its
+ * vcvtne2ps2bf16 leaves the FADD pipes room), an FMA elsewhere (f16 at
+ * 4097 took 10% more time with the adds: vcvtps2ph shares those pipes) */
+static inline vf hs_ar_add(vf c, vf one, vf inc)
+{
+    (void)one;
+    return v_add(c, inc);
+}
+#ifdef __AVX512BF16__
+#define HS_AR_INC2_bf16 hs_ar_add
+#else
+#define HS_AR_INC2_bf16 v_fma
+#endif
+#define HS_AR_INC2_f16 v_fma
 #define HS_ARANGE(DT)                                                     \
     static void hs_arange_##DT(uint16_t *o, int64_t b, int64_t e,         \
                                double start, double step)                 \
@@ -1331,9 +1480,9 @@ static inline int64_t hs_ar_fin_bf16(int64_t b, int64_t e, double start,
             const vf inc = v_set1((float)((double)W * step));             \
             const vf one = v_set1(1.0f);                                  \
             if (HS_AR_NORMAL_##DT && tb_cpu_arange_normal(start, step)) { \
-                HS_AR_LOOP(hs_ar_narrow_n_##DT)                           \
+                HS_AR_LOOP(hs_ar_narrow_n_##DT, HS_AR_INC2_##DT)          \
             } else {                                                      \
-                HS_AR_LOOP(hs_ar_narrow_##DT)                             \
+                HS_AR_LOOP(hs_ar_narrow_##DT, HS_AR_INC2_##DT)            \
             }                                                             \
         }                                                                 \
         for (; i < e; i++)                                                \
