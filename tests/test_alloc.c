@@ -94,7 +94,7 @@ static void test_large_reused(void **state)
         tb_free(p);
     }
     long f = minor_faults() - f0;
-    print_message("10 rounds of 8 MiB after two: %ld minor faults\n",
+    print_message("# 10 rounds of 8 MiB after two: %ld minor faults\n",
                   f);
     assert_true(f < 10);
 }
