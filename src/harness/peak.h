@@ -93,8 +93,10 @@ typedef struct tb_peak_opts {
 /* Measure the peaks of this machine.  On success *out is a new
  * "tbench.peaks/1" object (caller deletes).  Returns 0, TB_ENOMEM (the
  * working sets could not be allocated) or TB_EINVAL, with a one-line
- * reason in err.  Takes seconds (about 10 s by default on 2 CPUs, 6 s
- * before the L3's larger sets; under 1 s with quick). */
+ * reason in err.  Takes seconds (about 18 s by default on 2 CPUs since
+ * each bandwidth kernel is also timed at the level below, 10 s before,
+ * 6 s before the L3's larger sets; 2026-11-30, load 1.4; a few seconds
+ * with quick). */
 /* The core clock now, in GHz: one chain of dependent adds on the calling
  * thread for about `ns` nanoseconds of its CPU time (the method of the
  * peaks' "clock", one repetition). */
