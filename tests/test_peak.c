@@ -881,43 +881,21 @@ static void test_roofline_l3_sets(void **state)
         cJSON_AddItemToArray(bw, e);
     }
     cJSON_ReplaceItemInObjectCaseSensitive(p, "bandwidth", bw);
-    static const struct {
-        int threads;
-        double mib, gb_s, ws_mib;
-        int bw_threads;
-    } cases[] = {
-        {1, 2, 95, 8, 1},   /* the fastest set, not the first */
-        {1, 12, 95, 8, 1},  /* nor the largest its bytes reach */
-        {1, 30, 95, 8, 1},
-        {2, 6, 150, 8, 2},  /* 2 threads' fastest above 1 thread's */
-        {2, 30, 150, 8, 2},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        tb_roofline r;
-        tb_roofline_in in = {.bytes = cases[i].mib * MiB, .time_ns = 1e6,
-                             .dtype = TB_F64, .threads = cases[i].threads,
-                             .bw_kernel = "add"};
-        assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
-        assert_string_equal(r.level, "L3");
-        assert_true(near(r.bandwidth_gb_s, cases[i].gb_s));
-        assert_true(r.bandwidth_ws_bytes == cases[i].ws_mib * MiB);
-        assert_int_equal(r.bandwidth_threads, cases[i].bw_threads);
-        assert_true(near(r.min_time_ns, in.bytes / cases[i].gb_s));
-        cJSON *o = tb_roofline_json(&r);
-        assert_non_null(o);
-        assert_true(num(o, "bandwidth_working_set_bytes") ==
-                    cases[i].ws_mib * MiB);
-        cJSON_Delete(o);
-    }
-    /* With a footprint (a cached-store kernel's arrays): the level that
-     * holds the footprint, and of each thread count's sets the largest
-     * not above it (the smallest when all are larger), the fastest of
-     * those over the counts. */
+    /* Without a footprint (fp 0): the fastest set, whatever the bytes.
+     * With one (a cached-store kernel's arrays): the level that holds
+     * the footprint, and of each thread count's sets the largest not
+     * above it (the smallest when all are larger), the fastest of those
+     * over the counts. */
     static const struct {
         int threads;
         double mib, fp_mib, gb_s, ws_mib;
         int bw_threads;
-    } fcases[] = {
+    } cases[] = {
+        {1, 2, 0, 95, 8, 1},    /* the fastest set, not the first */
+        {1, 12, 0, 95, 8, 1},   /* nor the largest its bytes reach */
+        {1, 30, 0, 95, 8, 1},
+        {2, 6, 0, 150, 8, 2},   /* 2 threads' fastest above 1 thread's */
+        {2, 30, 0, 150, 8, 2},
         {1, 24, 16, 70, 16, 1}, /* 1.5x traffic: the footprint's set */
         {1, 24, 20, 70, 16, 1}, /* between sets: the smaller one */
         {1, 24, 12, 95, 8, 1},
@@ -928,21 +906,26 @@ static void test_roofline_l3_sets(void **state)
         {2, 24, 16, 100, 16, 2},
         {2, 12, 6, 150, 8, 2},  /* 2 threads: none below 8 MiB: it */
     };
-    for (size_t i = 0; i < sizeof fcases / sizeof fcases[0]; i++) {
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tb_roofline r;
-        tb_roofline_in in = {.bytes = fcases[i].mib * MiB, .time_ns = 1e6,
-                             .dtype = TB_F64, .threads = fcases[i].threads,
+        tb_roofline_in in = {.bytes = cases[i].mib * MiB, .time_ns = 1e6,
+                             .dtype = TB_F64, .threads = cases[i].threads,
                              .bw_kernel = "add",
-                             .footprint_bytes = fcases[i].fp_mib * MiB};
+                             .footprint_bytes = cases[i].fp_mib * MiB};
         assert_int_equal(tb_roofline_compute(p, &in, &r), 0);
         assert_string_equal(r.level, "L3");
-        assert_true(near(r.bandwidth_gb_s, fcases[i].gb_s));
-        assert_true(r.bandwidth_ws_bytes == fcases[i].ws_mib * MiB);
-        assert_int_equal(r.bandwidth_threads, fcases[i].bw_threads);
-        assert_true(near(r.min_time_ns, in.bytes / fcases[i].gb_s));
+        assert_true(near(r.bandwidth_gb_s, cases[i].gb_s));
+        assert_true(r.bandwidth_ws_bytes == cases[i].ws_mib * MiB);
+        assert_int_equal(r.bandwidth_threads, cases[i].bw_threads);
+        assert_true(near(r.min_time_ns, in.bytes / cases[i].gb_s));
         cJSON *o = tb_roofline_json(&r);
         assert_non_null(o);
-        assert_true(num(o, "footprint_bytes") == fcases[i].fp_mib * MiB);
+        assert_true(num(o, "bandwidth_working_set_bytes") ==
+                    cases[i].ws_mib * MiB);
+        const cJSON *fp = get(o, "footprint_bytes");
+        assert_true(cases[i].fp_mib > 0
+                        ? num(o, "footprint_bytes") == cases[i].fp_mib * MiB
+                        : cJSON_IsNull(fp));
         cJSON_Delete(o);
     }
     cJSON_Delete(p);

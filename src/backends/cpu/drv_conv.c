@@ -315,6 +315,24 @@ static void cpu_convd_pack(cpu_conv_job *j, char *wp, size_t wpsz)
 }
 #endif
 
+/* op's (conv2d or conv2d_nobias) parameters p (NULL: none given) with
+ * their defaults into *q, and its stride, padding and dilation. */
+static int conv_params(const tb_op *op, const tb_params *p, tb_params *q,
+                       int64_t *st, int64_t *pad, int64_t *dil)
+{
+    if (p)
+        *q = *p;
+    else
+        memset(q, 0, sizeof *q);
+    tb_params_defaults(op, q);
+    int rc;
+    if ((rc = cpu_param_int(q, 0, 1, NULL, st)) ||
+        (rc = cpu_param_int(q, 1, 0, NULL, pad)) ||
+        (rc = cpu_param_int(q, 2, 1, NULL, dil)))
+        return rc;
+    return 0;
+}
+
 /* conv2d (with_bias) / conv2d_nobias of x [N, C, H, W] and w [O, C, KH,
  * KW] (+ b [O]), params 0 stride, 1 padding, 2 dilation; the output must
  * have the shape the op's rule gives.  Many images: the images are split
@@ -338,15 +356,8 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     for (int i = 0; i < n_in; i++)
         ish[i] = tb_tensor_shape(&in[i]);
     tb_params q;
-    if (p)
-        q = *p;
-    else
-        memset(&q, 0, sizeof q);
-    tb_params_defaults(op, &q);
     int64_t st, pad, dil;
-    if ((rc = cpu_param_int(&q, 0, 1, NULL, &st)) ||
-        (rc = cpu_param_int(&q, 1, 0, NULL, &pad)) ||
-        (rc = cpu_param_int(&q, 2, 1, NULL, &dil)))
+    if ((rc = conv_params(op, p, &q, &st, &pad, &dil)))
         return rc;
     if (st < 1 || pad < 0 || dil < 1)
         return TB_EPARAM;
@@ -460,15 +471,8 @@ int tb_cpu_conv2d_f16(void *ctx, const tb_tensor *in, tb_tensor *out,
     const tb_op *op =
         tb_op_get(with_bias ? TB_OP_conv2d : TB_OP_conv2d_nobias);
     tb_params q;
-    if (p)
-        q = *p;
-    else
-        memset(&q, 0, sizeof q);
-    tb_params_defaults(op, &q);
     int64_t st, pad, dil;
-    if (cpu_param_int(&q, 0, 1, NULL, &st) ||
-        cpu_param_int(&q, 1, 0, NULL, &pad) ||
-        cpu_param_int(&q, 2, 1, NULL, &dil) || st != 1 || pad < 0 ||
+    if (conv_params(op, p, &q, &st, &pad, &dil) || st != 1 || pad < 0 ||
         dil < 1)
         return 1;
     const int64_t O = w->shape[0], KH = w->shape[2], KW = w->shape[3];
