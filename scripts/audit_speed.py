@@ -1,6 +1,7 @@
 """The audit of the report's speed sections: the Summary, the category
 tables and their roofline fractions, the speedups over the reference
 and the selection guidelines (scripts/audit_report.py)."""
+import math
 import re
 
 from audit_core import (NUM, Case, method_texts, row_name, rows_of, show)
@@ -155,19 +156,14 @@ def footprint(c):
     if not es:
         return None
 
-    def numel(s):
-        n = 1
-        for d in s:
-            n *= d
-        return n
     f = 0
     for i, s in enumerate(c.rec.get("shapes") or []):
         half_state = (c.category == "optimizer" and i >= 2 and
                       c.dtype in ("bf16", "f16"))
-        f += numel(s) * (4 if half_state else es)
+        f += math.prod(s) * (4 if half_state else es)
     for o, s in enumerate(c.rec.get("out_shapes") or []):
         if c.category == "reduction" or (c.op == "lbfgs" and o == 1):
-            f += numel(s) * es
+            f += math.prod(s) * es
     return f
 
 
