@@ -224,18 +224,18 @@ static void test_measure_structure(void **state)
 
     /* Bandwidth: 5 kernels x 4 levels x thread counts, all sane; the L3
      * at its own set and each larger quarter of it (256, 512, 768 KiB
-     * over all threads): 3 sets on 1 thread, 2 on 2. */
+     * and the whole 1 MiB over all threads): 4 sets on 1 thread, 3 on 2. */
     const cJSON *l3 = cJSON_GetArrayItem(lv, 2);
     const cJSON *more = get(l3, "more_working_sets_bytes");
-    assert_int_equal(cJSON_GetArraySize(more), 3);
-    for (int q = 0; q < 3; q++)
+    assert_int_equal(cJSON_GetArraySize(more), 4);
+    for (int q = 0; q < 4; q++)
         assert_true(cJSON_GetArrayItem(more, q)->valuedouble ==
                     (q + 1) * (256 << 10));
     const char *bw_isa = str(p, "bandwidth_isa");
     assert_true(cpu_has_isa(bw_isa));
     const cJSON *bw = get(p, "bandwidth");
     assert_int_equal(cJSON_GetArraySize(bw),
-                     5 * 3 * nth + 5 * (nth >= 2 ? 3 + 2 : 3));
+                     5 * 3 * nth + 5 * (nth >= 2 ? 4 + 3 : 4));
     const char *kernels[5] = {"copy", "add", "triad", "read", "update"};
     const int arrays[5] = {2, 3, 3, 1, 2};
     for (int l = 0; l < 4; l++)
@@ -246,11 +246,11 @@ static void test_measure_structure(void **state)
                  * thread uses 256 KiB, 2 or more the level's 512 KiB),
                  * then the L3's larger quarters; each rounded down to
                  * whole 64-element array steps, in this order. */
-                double want[3] = {l <= 1 ? ws[l] * t : ws[l]};
+                double want[4] = {l <= 1 ? ws[l] * t : ws[l]};
                 int nwant = 1;
                 if (l == 2 && want[0] / t > 4 * cap[1])
                     want[0] = 4 * cap[1] * t;
-                for (int q = 1; l == 2 && q <= 3; q++)
+                for (int q = 1; l == 2 && q <= 4; q++)
                     if (q * (256 << 10) > want[nwant - 1])
                         want[nwant++] = q * (256 << 10);
                 const cJSON *e;

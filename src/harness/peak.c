@@ -20,7 +20,8 @@
  *    tbench's own kernels do.  Working sets: L1 = half the L1 data cache
  *    per thread; L2 = half the L2 size per thread; L3 = 4x the L2 size
  *    per thread (just past the L2), at most half the L3 size over all
- *    threads; DRAM = 8x the total L3 (its size x the number of L3
+ *    threads, then each larger quarter of the L3 up to its whole size
+ *    (TB_PEAK_L3_QUARTERS); DRAM = 8x the total L3 (its size x the number of L3
  *    instances) over all threads (4x with quick), at most a quarter of
  *    the available memory.  Arrays are offset by a few cache lines from
  *    one another so that they do not alias in 4 KiB-page bits.
