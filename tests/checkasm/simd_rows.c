@@ -978,8 +978,10 @@ static bool xs_same_bits64(double got, double want)
 }
 
 /* One case at one instance: n elements; a binary op's b of n too, or
- * (bs >= 0) the one value xs_spec64[bs] broadcast. */
-static void xs_special64_one(void *ctx, const char *isa, size_t ci, int bs)
+ * (bs >= 0) the one value xs_spec64[bs] broadcast; `more` random
+ * elements after the 1001. */
+static void xs_special64_one(void *ctx, const char *isa, size_t ci, int bs,
+                             int64_t more)
 {
     const int64_t nb = bs >= 0 ? 1 : 2;
     const xs_case *xc = &xs_cases64[ci];
@@ -994,7 +996,8 @@ static void xs_special64_one(void *ctx, const char *isa, size_t ci, int bs)
     tb_params_defaults(op, &p);
     const bool bin = op->n_in == 2;
     const int64_t n =
-        bin && nb > 1 ? XS_NSPEC64 * XS_NSPEC64 + 1001 : XS_NSPEC64 + 1001;
+        (bin && nb > 1 ? XS_NSPEC64 * XS_NSPEC64 + 1001 : XS_NSPEC64 + 1001) +
+        more;
     tb_shape sh = S(1, (int)n), shb = S(1, (int)(bs >= 0 ? 1 : n));
     tb_tensor in[2], got, base;
     assert_int_equal(tb_tensor_create(&in[0], TB_F64, &sh), 0);
@@ -1005,13 +1008,14 @@ static void xs_special64_one(void *ctx, const char *isa, size_t ci, int bs)
     rng_seed(0x64 + ci);
     double *x = in[0].data;
     for (int64_t k = 0; k < n; k++) {
-        if (k >= n - 1001)
+        if (k >= n - 1001 - more)
             x[k] = rng_uniform(-8, 8);
         else
             x[k] = xs_spec64[bin && nb > 1 ? k / XS_NSPEC64 : k];
         if (bin && nb > 1)
             ((double *)in[1].data)[k] =
-                k >= n - 1001 ? rng_uniform(-8, 8) : xs_spec64[k % XS_NSPEC64];
+                k >= n - 1001 - more ? rng_uniform(-8, 8)
+                                     : xs_spec64[k % XS_NSPEC64];
     }
     if (bin && nb == 1)
         ((double *)in[1].data)[0] = xs_spec64[bs];
@@ -1040,6 +1044,50 @@ static void xs_special64_one(void *ctx, const char *isa, size_t ci, int bs)
     assert_int_equal(bad, 0);
 }
 
+/* maximum/minimum f64 with one operand a row broadcast over the
+ * other's 130 x 1028 (1 MiB: past the 512 KiB from which AMD CPUs take
+ * the rows' 256-bit loop), the row on either side, the specials in the
+ * row and in the matrix's first rows; bit for bit the portable row. */
+static void xs_rows64_one(void *ctx, const char *isa, tb_op_id id, int a_row)
+{
+    const tb_op *op = tb_op_get(id);
+    const int R = 130, C = 1028;
+    tb_shape full = S(2, R, C), row = S(1, C);
+    tb_tensor in[2], got, base;
+    assert_int_equal(tb_tensor_create(&in[a_row ? 1 : 0], TB_F64, &full), 0);
+    assert_int_equal(tb_tensor_create(&in[a_row ? 0 : 1], TB_F64, &row), 0);
+    assert_int_equal(tb_tensor_create(&got, TB_F64, &full), 0);
+    assert_int_equal(tb_tensor_create(&base, TB_F64, &full), 0);
+    rng_seed(0x65 + (uint64_t)id * 2 + (uint64_t)a_row);
+    double *m = in[a_row ? 1 : 0].data, *r = in[a_row ? 0 : 1].data;
+    for (int64_t k = 0; k < (int64_t)R * C; k++)
+        m[k] = k < XS_NSPEC64 * XS_NSPEC64 ? xs_spec64[k / XS_NSPEC64]
+                                           : rng_uniform(-8, 8);
+    for (int k = 0; k < C; k++)
+        r[k] = k < XS_NSPEC64 * XS_NSPEC64 ? xs_spec64[k % XS_NSPEC64]
+                                           : rng_uniform(-8, 8);
+    tb_params p = {0};
+    tb_params_defaults(op, &p);
+    const char *impl = NULL;
+    tb_kernel_fn fn = B->kernel(ctx, op, TB_F64, &p, &impl).fn;
+    assert_non_null(fn);
+    assert_int_equal(fn(ctx, in, &got, &p), 0);
+    assert_int_equal(tb_cpu_krow_c(id, TB_F64)->fn(NULL, in, &base, &p), 0);
+    const double *g = got.data, *w = base.data;
+    int bad = 0;
+    for (int64_t k = 0; k < (int64_t)R * C; k++)
+        if (!xs_same_bits64(g[k], w[k]) && bad++ < 3)
+            print_error("%s f64 rows (row %s) isa=%s impl %s: [%lld] got %a "
+                        "portable %a\n",
+                        op->name, a_row ? "a" : "b", isa, impl, (long long)k,
+                        g[k], w[k]);
+    for (int i = 0; i < 2; i++)
+        tb_tensor_destroy(&in[i]);
+    tb_tensor_destroy(&got);
+    tb_tensor_destroy(&base);
+    assert_int_equal(bad, 0);
+}
+
 void test_xs_special_f64(void **state)
 {
     (void)state;
@@ -1052,10 +1100,20 @@ void test_xs_special_f64(void **state)
         assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
         for (size_t ci = 0; ci < sizeof xs_cases64 / sizeof xs_cases64[0];
              ci++) {
-            xs_special64_one(ctx, vals[0], ci, -1);
-            if (tb_op_get(xs_cases64[ci].id)->n_in == 2)
+            xs_special64_one(ctx, vals[0], ci, -1, 0);
+            const bool bin = tb_op_get(xs_cases64[ci].id)->n_in == 2;
+            if (bin)
                 for (int s = 0; s < XS_NSPEC64; s++)
-                    xs_special64_one(ctx, vals[0], ci, s);
+                    xs_special64_one(ctx, vals[0], ci, s, 0);
+            /* past the 512 KiB from which AMD CPUs run the simple ops'
+             * 256-bit loops (isa.h), as either vendor */
+            for (int amd = 0; amd <= 1; amd++) {
+                tb_cpu_isa_amd_set(amd);
+                xs_special64_one(ctx, vals[0], ci, -1, 131072 + 7);
+                for (int a_row = 0; bin && a_row <= 1; a_row++)
+                    xs_rows64_one(ctx, vals[0], xs_cases64[ci].id, a_row);
+            }
+            tb_cpu_isa_amd_set(-1);
         }
         B->destroy(ctx);
     }

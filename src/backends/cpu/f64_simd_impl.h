@@ -75,6 +75,7 @@
 #include "../../ops/op.h"
 #include "dvec_simd.h"
 #include "bwd_simd.h"
+#include "isa.h"
 #include "kernels.h"
 #include "kreg.h"
 #include "ops_simd.h"
@@ -765,8 +766,65 @@ static inline rd dx_sub_scalar_k(rd x, rd k) { return rs_sub(x, k); }
 static inline rd dx_mul_scalar_k(rd x, rd k) { return rs_mul(x, k); }
 static inline rd dx_div_scalar_k(rd x, rd k) { return rs_div(x, k); }
 
-/* Two vectors a step, then one, then the tail through a zero-padded
- * block on the stack. */
+#if RS_W == 8
+/* neg, abs and the scalar add, sub and mul on AMD from
+ * TB_CPU_AMD_YMM_MIN_BYTES an array: the same operations on 256-bit
+ * vectors, four a step (isa.h: Zen 4's L3 streams ymm loads and stores
+ * faster; o = -x over 8 MiB f64 241-265 us against 259-289 with zmm);
+ * the elements done, a multiple of 16, the zmm loop the rest. */
+#define DY_neg(x, k) _mm256_xor_pd(x, _mm256_set1_pd(-0.0))
+#define DY_abs(x, k) _mm256_andnot_pd(_mm256_set1_pd(-0.0), x)
+#define DY_add_scalar(x, k) _mm256_add_pd(x, k)
+#define DY_sub_scalar(x, k) _mm256_sub_pd(x, k)
+#define DY_mul_scalar(x, k) _mm256_mul_pd(x, k)
+#define DY_LOOP(NAME)                                                     \
+    static int64_t dy_##NAME(const double *x, double *o, int64_t n,       \
+                             double kv)                                   \
+    {                                                                     \
+        const __m256d k = _mm256_set1_pd(kv);                             \
+        (void)k;                                                          \
+        int64_t i = 0;                                                    \
+        for (; i + 16 <= n; i += 16) {                                    \
+            __m256d a = _mm256_loadu_pd(x + i);                           \
+            __m256d b = _mm256_loadu_pd(x + i + 4);                       \
+            __m256d c = _mm256_loadu_pd(x + i + 8);                       \
+            __m256d d = _mm256_loadu_pd(x + i + 12);                      \
+            _mm256_storeu_pd(o + i, DY_##NAME(a, k));                     \
+            _mm256_storeu_pd(o + i + 4, DY_##NAME(b, k));                 \
+            _mm256_storeu_pd(o + i + 8, DY_##NAME(c, k));                 \
+            _mm256_storeu_pd(o + i + 12, DY_##NAME(d, k));                \
+        }                                                                 \
+        return i;                                                         \
+    }
+DY_LOOP(neg)
+DY_LOOP(abs)
+DY_LOOP(add_scalar)
+DY_LOOP(sub_scalar)
+DY_LOOP(mul_scalar)
+#define DY_TRY(NAME)                                                      \
+    if ((double)n * sizeof(double) >= TB_CPU_AMD_YMM_MIN_BYTES &&         \
+        tb_cpu_isa_amd())                                                 \
+        i = dy_##NAME(x, o, n, kd[0]);
+#define DY_TRY_neg DY_TRY(neg)
+#define DY_TRY_abs DY_TRY(abs)
+#define DY_TRY_add_scalar DY_TRY(add_scalar)
+#define DY_TRY_sub_scalar DY_TRY(sub_scalar)
+#define DY_TRY_mul_scalar DY_TRY(mul_scalar)
+#else
+#define DY_TRY_neg
+#define DY_TRY_abs
+#define DY_TRY_add_scalar
+#define DY_TRY_sub_scalar
+#define DY_TRY_mul_scalar
+#endif
+#define DY_TRY_sqrt
+#define DY_TRY_rsqrt
+#define DY_TRY_leaky_relu
+#define DY_TRY_div_scalar
+
+/* (On AMD, large arrays: DY_TRY's 256-bit loop first.)  Two vectors a
+ * step, then one, then the tail through a zero-padded block on the
+ * stack. */
 #define DX_KLOOP(NAME)                                                    \
     static void dx_##NAME##_kf64(const void *xp, void *op, int64_t n,     \
                                  const double *kd)                        \
@@ -775,6 +833,7 @@ static inline rd dx_div_scalar_k(rd x, rd k) { return rs_div(x, k); }
         double *o = op;                                                   \
         const rd k = rs_d1(kd[0]);                                        \
         int64_t i = 0;                                                    \
+        DY_TRY_##NAME                                                     \
         for (; i + 2 * RS_W <= n; i += 2 * RS_W) {                        \
             rd a = rs_loadd(x + i), b = rs_loadd(x + i + RS_W);           \
             rs_stored(o + i, dx_##NAME##_k(a, k));                        \

@@ -32,14 +32,27 @@ static uint64_t isa_xcr0(void)
 }
 #endif
 
+/* -1: not asked yet (threads that race both ask and store the same) */
+static atomic_int isa_amd_cached = -1;
+
+void tb_cpu_isa_amd_set(int v)
+{
+    atomic_store_explicit(&isa_amd_cached, v < 0 ? -1 : v != 0,
+                          memory_order_relaxed);
+}
+
 int tb_cpu_isa_amd(void)
 {
 #if TB_ISA_X86
+    int v = atomic_load_explicit(&isa_amd_cached, memory_order_relaxed);
+    if (v >= 0)
+        return v;
     unsigned a, b, c, d;
-    if (!__get_cpuid(0, &a, &b, &c, &d))
-        return 0;
     /* "AuthenticAMD" in ebx, edx, ecx */
-    return b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;
+    v = __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u &&
+        d == 0x69746e65u && c == 0x444d4163u;
+    atomic_store_explicit(&isa_amd_cached, v, memory_order_relaxed);
+    return v;
 #else
     return 0;
 #endif

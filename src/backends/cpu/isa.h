@@ -35,8 +35,23 @@ enum tb_cpu_isa {
 
 /* Whether the CPU is an AMD one (cpuid vendor "AuthenticAMD"): a loop
  * may pick its vector width by it where the two vendors' cores differ
- * (kernels_avx512.c's in-place binary loops).  0 off x86. */
+ * (kernels_avx512.c's in-place binary loops, f64_simd_impl.h's simple
+ * unary ones).  Asked once (cpuid leaves a VM: microseconds), then
+ * cached, so a kernel may call it per call.  0 off x86. */
 int tb_cpu_isa_amd(void);
+/* For tests: answer v (0 or 1) from now on, so that a CPU of the other
+ * vendor runs the AMD loops too; -1 asks the CPU again. */
+void tb_cpu_isa_amd_set(int v);
+
+/* From this many bytes an array, an AVX-512 streaming loop on AMD uses
+ * 256-bit loads and stores (the arrays have left the L2: two of them
+ * fill Zen 4's 1 MiB): Zen 4 splits a 512-bit operation into two
+ * 256-bit halves, and its L3 streams ymm loads and stores faster (a +=
+ * b over 8 MiB f64 arrays 182-189 us against 212-221 with zmm, o = -a
+ * 241-265 against 259-289; /tmp microbenchmarks, best of 80 rounds,
+ * alternated, 2026-11-30 and 12-01).  Below it the zmm loop's twice the
+ * data per instruction wins (add_ 4096 f32 224 ns against 239). */
+#define TB_CPU_AMD_YMM_MIN_BYTES (512.0 * 1024)
 
 /* Raw feature bits, reported by tb_cpu_isa_flags(). */
 enum tb_cpu_isa_flag {

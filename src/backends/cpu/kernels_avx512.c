@@ -67,26 +67,19 @@ static void tr_u32_block_nt(const void *in, int64_t ild, void *out,
 }
 
 /* In-place binary loops (vv_ip: the output is one of the inputs) with
- * 256-bit vectors, installed on AMD CPUs.  On Zen 4 (512-bit operations
- * split into two 256-bit halves) updating an array in place ran faster
- * with ymm loads and stores than with zmm ones once the arrays leave the
- * L2, the same instructions otherwise: a += b over 1M f64 (8 MiB each)
- * 182-189 us against 212-221 (best of 80 rounds, 5 runs), 512K f64 (4
- * MiB) 82.5 against 87.1, 256K 41.1 against 43.1 (/tmp microbenchmark,
- * 2026-11-30, load ~8); NumPy 2's AVX2 loop is what beat add_ f64
- * 1024x1024 by 1.26x in the one-run table.  The last partial block goes
- * to the zmm loop (its masked tail), and so do arrays of less than
- * IP_YMM_MIN_BYTES, which the L2 holds (two of them: Zen 4's 1 MiB):
- * there the zmm loop's twice the data per instruction wins, add_ 4096
- * f32 224 ns against 239 with ymm (tbench ab, 10 blocks). */
-#define IP_YMM_MIN_BYTES (512.0 * 1024)
+ * 256-bit vectors, installed on AMD CPUs, where they stream an update
+ * through the L3 faster (isa.h's TB_CPU_AMD_YMM_MIN_BYTES says by how
+ * much); NumPy 2's AVX2 loop is what beat add_ f64 1024x1024 by 1.26x
+ * in the one-run table.  The last partial block goes to the zmm loop
+ * (its masked tail), and so do arrays below that size. */
 #define KS_VV_YMM(NAME, T, VT, PS, L, OPF, ZMM)                           \
     static void NAME(const void *pa, const void *pb, void *po, int64_t n) \
     {                                                                     \
         const T *a = pa, *b = pb;                                         \
         T *o = po;                                                        \
         int64_t i = 0;                                                    \
-        if ((double)n * sizeof(T) < IP_YMM_MIN_BYTES) {                   \
+        if ((double)n * sizeof(T) <                                       \
+            TB_CPU_AMD_YMM_MIN_BYTES) {                                   \
             ZMM(a, b, o, n);                                              \
             return;                                                       \
         }                                                                 \
