@@ -383,6 +383,68 @@ OPT_T(o_amax_bf16, TB_OP_adamax, tb_optim_bf16_avx512bf16, gb, xb)
 OPT_T(o_amax_f16, TB_OP_adamax, tb_optim_f16_avx512, gf, xf)
 #undef OPT_T
 
+/* The optimizers' f64 rows with a square root and a divide an element
+ * (adam, adamw, nadam, radam rectified, adabound, adagrad) and lamb's
+ * two passes: the rows' own loops tb_optim_f64_avx512 (optim_avx512.c)
+ * and tb_cpu_red_f64_avx512 (optim_red_avx512.c) at their release flags
+ * on RN elements, the table's cases' parameters (lr 0.001, betas 0.9,
+ * 0.999, eps 1e-8, step 10; adagrad lr 0.01, eps 1e-10; lamb eps 1e-6,
+ * weight decay 0.01), p and g in [-1, 1], m any sign, v in [0.1, 1],
+ * results written apart from the inputs. */
+static double sd1[RN], sd2[RN], sdp[RN], sdo1[RN], sdo2[RN];
+
+static tb_optim_job opt_job64(int op)
+{
+    const double bc1 = 1 - 0.3486784401, bc2 = 1 - 0.990044880209748;
+    tb_optim_job j;
+    memset(&j, 0, sizeof j);
+    j.op = op;
+    j.in[0] = da;
+    j.in[1] = db;
+    j.in[2] = op == TB_OP_adagrad ? (const double *)sd2 : sd1;
+    j.in[3] = sd2;
+    j.out[0] = sdp;
+    j.out[1] = sdo1;
+    j.out[2] = sdo2;
+    j.b1 = 0.9;
+    j.omb1 = 0.1;
+    j.b2 = 0.999;
+    j.omb2 = 0.001;
+    j.eps = 1e-8;
+    j.lr = 0.001 / bc1;
+    j.scale = 1 / sqrt(bc2);
+    j.decay = 1 - 0.001 * 0.01;
+    j.c2 = 0.001 * 0.9 / bc1;
+    j.lo = 0.09;
+    j.hi = 0.11;
+    j.rect = true;
+    if (op == TB_OP_adagrad) {
+        j.lr = 0.01;
+        j.eps = 1e-10;
+    }
+    return j;
+}
+
+#define OPT64_T(NAME, OP)                                                 \
+    static double NAME(void)                                              \
+    {                                                                     \
+        const tb_optim_job j = opt_job64(OP);                             \
+        double t0 = now();                                                \
+        for (long r = 0; r < RCALLS; r++) {                               \
+            if (tb_optim_f64_avx512(&j, 0, RN) != RN)                     \
+                abort();                                                  \
+            __asm__ volatile("" ::: "memory");                            \
+        }                                                                 \
+        return now() - t0;                                                \
+    }
+OPT64_T(o_adam_f64, TB_OP_adam)
+OPT64_T(o_adamw_f64, TB_OP_adamw)
+OPT64_T(o_nadam_f64, TB_OP_nadam)
+OPT64_T(o_radam_f64, TB_OP_radam)
+OPT64_T(o_adabound_f64, TB_OP_adabound)
+OPT64_T(o_adagrad_f64, TB_OP_adagrad)
+#undef OPT64_T
+
 /* lbfgs's passes (optim_red.h's phases): the row's own loops
  * tb_cpu_red_<dt>_avx512 (optim_red_avx512.c at its release flags) on
  * RN elements: the dot pair (s.y, y.y) and the fused update-and-dot
@@ -431,6 +493,40 @@ RED_T(l_upd_f64, TB_RED_UPD_DOT, tb_cpu_red_f64_avx512, 1)
 RED_T(l_upd3_f32, TB_RED_UPD_DOT3, tb_cpu_red_f32_avx512, 0)
 RED_T(l_upd3_f64, TB_RED_UPD_DOT3, tb_cpu_red_f64_avx512, 1)
 #undef RED_T
+
+/* lamb f64's passes (moments and norms; the update), the row's loop */
+#define LAMB_T(NAME, PH)                                                  \
+    static double NAME(void)                                              \
+    {                                                                     \
+        static tb_optim_job j;                                            \
+        static tb_red_job r;                                              \
+        j = opt_job64(TB_OP_lamb);                                        \
+        j.eps = 1e-6;                                                     \
+        j.wd = 0.01;                                                      \
+        j.c2 = 1 / (1 - 0.3486784401);                                    \
+        j.scale = 1 / (1 - 0.990044880209748);                            \
+        memset(&r, 0, sizeof r);                                          \
+        r.j = &j;                                                         \
+        r.n = RN;                                                         \
+        r.phase = PH;                                                     \
+        r.c = 1e-3;                                                       \
+        if (PH == TB_RED_LAMB_UPDATE) { /* m, v read from the outputs */  \
+            memcpy(sdo1, sd1, sizeof sd1);                                \
+            memcpy(sdo2, sd2, sizeof sd2);                                \
+        }                                                                 \
+        double part[3] = {0, 0, 0};                                       \
+        double t0 = now();                                                \
+        for (long k = 0; k < RCALLS; k++) {                               \
+            tb_cpu_red_f64_avx512(&r, 0, RN, part);                       \
+            __asm__ volatile("" ::: "memory");                            \
+        }                                                                 \
+        double t = now() - t0;                                            \
+        LIVE(part[0]);                                                    \
+        return t;                                                         \
+    }
+LAMB_T(l_lamb1_f64, TB_RED_LAMB_MOMENTS)
+LAMB_T(l_lamb2_f64, TB_RED_LAMB_UPDATE)
+#undef LAMB_T
 
 /* sgd bf16's step two ways, on RN elements (no subnormal check; the
  * same arithmetic: p - lr g, rounded by vcvtne*): "zx", the row's
@@ -553,12 +649,24 @@ int main(int argc, char **argv)
         {"lbfgs f64 pass: q += c a, b.q", l_upd_f64, RN, RCALLS},
         {"lbfgs f32 pass: q += c a, b.q, b.y, y.y", l_upd3_f32, RN, RCALLS},
         {"lbfgs f64 pass: q += c a, b.q, b.y, y.y", l_upd3_f64, RN, RCALLS},
+        {"adam_f64_avx512", o_adam_f64, RN, RCALLS},
+        {"adamw_f64_avx512", o_adamw_f64, RN, RCALLS},
+        {"nadam_f64_avx512", o_nadam_f64, RN, RCALLS},
+        {"radam_f64_avx512", o_radam_f64, RN, RCALLS},
+        {"adabound_f64_avx512", o_adabound_f64, RN, RCALLS},
+        {"adagrad_f64_avx512", o_adagrad_f64, RN, RCALLS},
+        {"lamb f64 pass 1: moments, norms", l_lamb1_f64, RN, RCALLS},
+        {"lamb f64 pass 2: update", l_lamb2_f64, RN, RCALLS},
 #endif
     };
 #ifdef MIX_TP_ROWS
     row_inputs();
     row_inputs2();
     opt_inputs();
+    for (long i = 0; i < RN; i++) {
+        sd1[i] = 0.1 * da[i];
+        sd2[i] = 0.1 + 0.45 * (db[i] + 1);
+    }
 #endif
     double clk = 0;
     for (int r = 0; r < rounds; r++) {

@@ -381,6 +381,7 @@ int main(int argc, char **argv)
         T(half_arange),
 
         T(optim_half_exact),
+        T(optim_ymm_exact),
         T(tp_planes),
         T(lsm64_ulp),
     };

@@ -127,6 +127,7 @@ void test_half_arange(void **state);
 
 /* optim_half.c */
 void test_optim_half_exact(void **state);
+void test_optim_ymm_exact(void **state);
 void test_lsm64_ulp(void **state);
 
 #endif

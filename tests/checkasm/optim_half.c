@@ -182,3 +182,119 @@ void test_optim_half_exact(void **state)
             }
     print_message("# %d optimizer rows bit for bit (%d cases)\n", nr, ran);
 }
+
+/* The element-wise optimizer rows in f32 and f64 (every op but lamb and
+ * lbfgs) at the avx512 level, bit for bit (p and the state): on the
+ * whole zmm vectors of each span (elements below n rounded down to 16
+ * f32 / 8 f64) the avx2 row's values, on the rest the C row's, each row
+ * on an instance of its level with the same thread count (so the same
+ * spans).  The levels' loops are one template (optim_simd.h) over 512-
+ * and 256-bit vectors, the same operations lane for lane, and the tails
+ * are the portable loop's: so the avx512 level's zmm loop and its
+ * 256-bit one (optim.c's optim_ymm: sgd and adamax f64 over large
+ * arrays on AMD CPUs) give the same bits.  (Fails if the 256-bit loop
+ * is handed a span's tail: it fuses multiply-adds there that the C loop
+ * does not.)  Lengths
+ * past optim.c's OPTIM_YMM_MIN_BYTES, so on an AMD CPU the avx512 rows
+ * of sgd and adamax f64 run the 256-bit loop here; random p, g and
+ * state (v >= 0), both parameter sets. */
+void test_optim_ymm_exact(void **state)
+{
+    (void)state;
+    if (n_levels() <= TB_ISA_AVX512)
+        skip();
+    static const tb_op_id ops[] = {
+        TB_OP_sgd,   TB_OP_sgd_momentum, TB_OP_adam,  TB_OP_adamw,
+        TB_OP_adagrad, TB_OP_adamax,     TB_OP_nadam, TB_OP_radam,
+        TB_OP_adabound};
+    static const int64_t lens[] = {7, 4099, 65536 + 29, 131072 + 13};
+    static const int lv[3] = {TB_ISA_AVX2, TB_ISA_AVX512, TB_ISA_SCALAR};
+    const tb_dtype dts[2] = {TB_F32, TB_F64};
+    size_t nrows;
+    const tb_cpu_krow *rows = tb_cpu_krows(&nrows);
+    int ran = 0;
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+        for (int di = 0; di < 2; di++) {
+            const tb_op *op = tb_op_get(ops[k]);
+            const tb_cpu_krow *r[3] = {NULL, NULL, NULL};
+            for (size_t i = 0; i < nrows; i++)
+                for (int s = 0; s < 3; s++)
+                    if (rows[i].op == op->id && rows[i].dtype == dts[di] &&
+                        rows[i].min_isa == lv[s])
+                        r[s] = &rows[i];
+            for (int s = 0; s < 3; s++)
+                assert_non_null(r[s]);
+            const size_t es = tb_dtype_size(dts[di]);
+            for (int ps = 0; ps < 2; ps++) {
+                tb_params p = {0};
+                if (ps)
+                    oh_rich(op, &p);
+                tb_params_defaults(op, &p);
+                for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+                    const int64_t n = lens[l];
+                    const int64_t cut = n / (int64_t)(64 / es) *
+                                        (int64_t)(64 / es);
+                    tb_shape sh = S(1, (int)n);
+                    tb_tensor t[3][4], o[3][3];
+                    rng_seed(0x7a56 + k * 16 + (uint64_t)di * 4 + l);
+                    for (int i = 0; i < op->n_in; i++) {
+                        for (int s = 0; s < 3; s++)
+                            assert_int_equal(
+                                tb_tensor_create(&t[s][i], dts[di], &sh), 0);
+                        for (int64_t e = 0; e < n; e++) {
+                            const double x =
+                                i >= 2 && (i == 3 || op->id == TB_OP_adagrad)
+                                    ? rng_uniform(1e-6, 0.5)
+                                    : rng_uniform(-1, 1);
+                            if (dts[di] == TB_F32)
+                                ((float *)t[0][i].data)[e] = (float)x;
+                            else
+                                ((double *)t[0][i].data)[e] = x;
+                        }
+                        for (int s = 1; s < 3; s++)
+                            memcpy(t[s][i].data, t[0][i].data,
+                                   (size_t)n * es);
+                    }
+                    for (int s = 0; s < 3; s++) {
+                        for (int q = 0; q < op->n_out; q++) {
+                            o[s][q] = t[s][op->alias[q]];
+                            o[s][q].owns = false;
+                        }
+                        void *ctx = oh_instance(lv[s] == TB_ISA_SCALAR
+                                                    ? TB_ISA_AVX512
+                                                    : lv[s],
+                                                l & 1 ? "2" : "1");
+                        assert_int_equal(r[s]->fn(ctx, t[s], o[s], &p), 0);
+                        B->destroy(ctx);
+                    }
+                    for (int q = 0; q < op->n_out; q++) {
+                        const int i = op->alias[q];
+                        const unsigned char *a = t[1][i].data;
+                        for (int64_t e = 0; e < n; e++) {
+                            const int w = e < cut ? 0 : 2; /* avx2, C */
+                            const unsigned char *b = t[w][i].data;
+                            if (memcmp(a + e * es, b + e * es, es))
+                                fail_msg("%s (%s, n %lld) output %d [%lld]:"
+                                         " %a, %s %a",
+                                         r[1]->name,
+                                         ps ? "weight decay.." : "defaults",
+                                         (long long)n, q, (long long)e,
+                                         dts[di] == TB_F32
+                                             ? (double)((float *)a)[e]
+                                             : ((double *)a)[e],
+                                         r[w]->name,
+                                         dts[di] == TB_F32
+                                             ? (double)((float *)b)[e]
+                                             : ((double *)b)[e]);
+                        }
+                    }
+                    for (int i = 0; i < op->n_in; i++)
+                        for (int s = 0; s < 3; s++)
+                            tb_tensor_destroy(&t[s][i]);
+                    ran++;
+                }
+            }
+        }
+    print_message("# avx512 optimizer rows = avx2 rows' vectors + C tails,"
+                  " bit for bit (%d cases)\n", ran);
+}

@@ -24,6 +24,7 @@
  * an output with an operand is refused (TB_EINVAL), since a partial
  * overlap would read values this call already overwrote. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "backends/cpu/cpu_config.h"
@@ -167,6 +168,58 @@ static const loops_fn loops[TB_DTYPE_COUNT][TB_ISA_COUNT] = {
 #endif
     },
 };
+
+/* ---- 256-bit loops at the AVX-512 level on AMD CPUs --------------------- */
+
+/* sgd and adamax f64 over arrays of OPTIM_YMM_MIN_BYTES and more run a
+ * 256-bit loop at the avx512 level on AMD CPUs: on Zen 4 (512-bit
+ * operations split into two 256-bit halves) a load/store stream that
+ * updates L3-resident arrays in place can run faster with ymm than with
+ * zmm (kernels_avx512.c's vv_ip: add_ f64 1M 13-15% less time).  tbench
+ * ab against the zmm loop (20-30 blocks, load 4.8-11): sgd f64 1M -5.1
+ * to -9.2% (four runs), 131072 -1.6 to -2.7%, 2M -1.4%, 4M -4.2%; adamax
+ * f64 131072 -9.0 to -9.4%, 262144 -8.2%, 524288 -8.6%, but 1M (its four
+ * arrays 32 MiB, past the L3) -1.5 to +4.4% (median +2.9%): hence adamax
+ * only up to OPTIM_YMM_MAX_ADAMAX elements; at 65536 (512 KiB an array,
+ * two of them the L2) sgd +1.9%, adamax -2.6%: hence from 1 MiB an
+ * array.  But sgd_momentum f64 131072 took +10.1%, sgd and sgd_momentum
+ * f32 1M +5.5% and +11.2%, adamax f32 within noise: those stay zmm.  So
+ * do the steps with a square root and a divide (adam, adamw, nadam,
+ * radam, adabound, adagrad): the divide/sqrt unit bounds them, and it
+ * runs a vsqrtpd+vdivpd zmm pair in 25 cycles for 8 lanes against 2 x
+ * 13.4 for two ymm pairs (scripts/divsqrt_tp.c; their avx2 rows took
+ * 10-13% longer at 1M f64).  The 256-bit loop is the f64 template
+ * (optim_simd.h) over __m256d in optim_avx512.c, the same operations
+ * lane for lane as the zmm loop; it takes each span's whole zmm vectors
+ * only (a multiple of 8 elements) and the portable loop the rest as
+ * before, so every element's bits are the zmm row's (checkasm's
+ * optim_ymm_exact). */
+#define OPTIM_YMM_MIN_BYTES (1024.0 * 1024)
+#define OPTIM_YMM_MAX_ADAMAX (512 * 1024) /* elements: 16 MiB in all */
+
+/* The loop to run at level lv for op id in dt over n elements: the
+ * level's (simd), or the 256-bit one above. */
+static loops_fn optim_ymm(tb_op_id id, tb_dtype dt, int lv, int64_t n,
+                          loops_fn simd)
+{
+#if TB_CPU_HAVE_AVX512
+    static _Atomic int amd = -1; /* cpuid once (a VM exit each time) */
+    if (lv < TB_ISA_AVX512 || dt != TB_F64 ||
+        (id != TB_OP_sgd && id != TB_OP_adamax) ||
+        (double)n * 8 < OPTIM_YMM_MIN_BYTES ||
+        (id == TB_OP_adamax && n > OPTIM_YMM_MAX_ADAMAX))
+        return simd;
+    int a = atomic_load_explicit(&amd, memory_order_relaxed);
+    if (a < 0) {
+        a = tb_cpu_isa_amd();
+        atomic_store_explicit(&amd, a, memory_order_relaxed);
+    }
+    return a ? tb_optim_f64_avx512_ymm : simd;
+#else
+    (void)id, (void)dt, (void)lv, (void)n;
+    return simd;
+#endif
+}
 
 /* ---- operands ------------------------------------------------------------ */
 
@@ -479,6 +532,7 @@ static int optim_run(void *ctx, tb_op_id id, tb_dtype dt,
     loops_fn simd = loops[dt][lv];
     if (!simd) /* avx512bf16 but for bf16: avx512's */
         simd = loops[dt][tb_cpu_isa_clamp(lv, TB_ISA_AVX512)];
+    simd = optim_ymm(id, dt, lv, n, simd);
     task t = {&j, n, simd, loops[dt][TB_ISA_SCALAR]};
     tb_cpu_parallel(ctx, n, (n + 15) / 16, run_part, &t);
     return 0;

@@ -70,6 +70,11 @@ int64_t tb_optim_bf16_avx512(const tb_optim_job *j, int64_t b, int64_t e);
 int64_t tb_optim_f16_avx512(const tb_optim_job *j, int64_t b, int64_t e);
 int64_t tb_optim_bf16_avx512bf16(const tb_optim_job *j, int64_t b,
                                  int64_t e);
+/* optim_avx512.c's f64 loop over 256-bit vectors, on [b, b + (e - b) /
+ * 8 * 8) (the zmm loop's vectors): optim.c's branch for sgd and adamax
+ * f64 over large arrays on AMD CPUs. */
+int64_t tb_optim_f64_avx512_ymm(const tb_optim_job *j, int64_t b,
+                                int64_t e);
 
 #endif /* TB_BACKENDS_CPU_OPTIM_SIMD_H */
 

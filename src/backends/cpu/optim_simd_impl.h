@@ -117,6 +117,27 @@ static inline opt_vd min_pd(opt_vd a, opt_vd b)
 #define OPT_VT opt_vd
 #define OPT_NAME loops_f64
 #include "optim_simd.h"
+
+#ifdef __AVX512F__
+/* The same f64 template over 256-bit vectors at the AVX-512 level:
+ * optim.c's 256-bit branch (sgd and adamax f64 over large arrays on AMD
+ * CPUs), the operations of the zmm loop lane for lane (|x| by clearing
+ * the sign bit either way). */
+#undef OPT_SQRT
+#undef OPT_FMA
+#undef OPT_MAX
+#undef OPT_MIN
+#undef OPT_ABS
+#define OPT_SQRT(x) _mm256_sqrt_pd(x)
+#define OPT_FMA(a, b, c) _mm256_fmadd_pd((a), (__m256d){0} + (b), (c))
+#define OPT_MAX(a, b) _mm256_max_pd((a), (b))
+#define OPT_MIN(a, b) _mm256_min_pd((a), (b))
+#define OPT_ABS(x) _mm256_andnot_pd(_mm256_set1_pd(-0.0), (x))
+#define OPT_ET double
+#define OPT_VT __m256d
+#define OPT_NAME loops_f64_ymm
+#include "optim_simd.h"
+#endif
 #endif
 
 #ifdef __AVX512BF16__
@@ -275,6 +296,15 @@ int64_t OPT_ENTRY(f16)(const tb_optim_job *j, int64_t b, int64_t e)
 {
     return loops_f16(j, b, e);
 }
+
+#ifdef __AVX512F__
+/* whole zmm vectors only (a multiple of 8 from b): the rest is the
+ * portable loop's, as after the zmm loop */
+int64_t tb_optim_f64_avx512_ymm(const tb_optim_job *j, int64_t b, int64_t e)
+{
+    return loops_f64_ymm(j, b, b + (e - b) / 8 * 8);
+}
+#endif
 #endif
 
 #endif
