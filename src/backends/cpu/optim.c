@@ -24,7 +24,6 @@
  * an output with an operand is refused (TB_EINVAL), since a partial
  * overlap would read values this call already overwrote. */
 #include <math.h>
-#include <stdatomic.h>
 #include <stdint.h>
 
 #include "backends/cpu/cpu_config.h"
@@ -203,18 +202,12 @@ static loops_fn optim_ymm(tb_op_id id, tb_dtype dt, int lv, int64_t n,
                           loops_fn simd)
 {
 #if TB_CPU_HAVE_AVX512
-    static _Atomic int amd = -1; /* cpuid once (a VM exit each time) */
     if (lv < TB_ISA_AVX512 || dt != TB_F64 ||
         (id != TB_OP_sgd && id != TB_OP_adamax) ||
         (double)n * 8 < OPTIM_YMM_MIN_BYTES ||
         (id == TB_OP_adamax && n > OPTIM_YMM_MAX_ADAMAX))
         return simd;
-    int a = atomic_load_explicit(&amd, memory_order_relaxed);
-    if (a < 0) {
-        a = tb_cpu_isa_amd();
-        atomic_store_explicit(&amd, a, memory_order_relaxed);
-    }
-    return a ? tb_optim_f64_avx512_ymm : simd;
+    return tb_cpu_isa_amd() ? tb_optim_f64_avx512_ymm : simd;
 #else
     (void)id, (void)dt, (void)lv, (void)n;
     return simd;
