@@ -351,8 +351,8 @@ static inline void nz_unpk_fix(__m512 *a)
 
 #define NZ_ROWS(DT)                                                       \
     /* a row's sums of the 32 elements from k: a[u] += d, q[u] += d^2,  \
-     * d = x - c (rms: x; lin: the sums of d too); d (the widened x     \
-     * less c) to sn[k..k+32) where sn is not NULL */                    \
+     * d = x - c (rms: x; lin: the sums of d too); the widened x to      \
+     * sn[k..k+32) where sn is not NULL */                               \
     static inline __attribute__((always_inline)) void nz_step_##DT(      \
         const uint16_t *x, int64_t k, __m512 vc, bool rms, bool lin,      \
         __m512 *a, __m512 *q, float *sn)                                  \
@@ -364,12 +364,12 @@ static inline void nz_unpk_fix(__m512 *a)
             x0 = nb_ld_##DT(x, k, 0xffff);                                \
             x1 = nb_ld_##DT(x, k + 16, 0xffff);                           \
         }                                                                 \
+        if (sn) {                                                         \
+            _mm512_store_ps(sn + k, x0);                                  \
+            _mm512_store_ps(sn + k + 16, x1);                             \
+        }                                                                 \
         const __m512 d0 = NZ_SUB(rms, x0, vc);                            \
         const __m512 d1 = NZ_SUB(rms, x1, vc);                            \
-        if (sn) {                                                         \
-            _mm512_store_ps(sn + k, d0);                                  \
-            _mm512_store_ps(sn + k + 16, d1);                             \
-        }                                                                 \
         if (lin) {                                                        \
             a[0] = _mm512_add_ps(a[0], d0);                               \
             a[1] = _mm512_add_ps(a[1], d1);                               \
@@ -420,8 +420,8 @@ static inline void nz_unpk_fix(__m512 *a)
     }                                                                     \
     /* y of the lanes of mk from k: ((x - sh) - m) * inv * w (+ b; rms   \
      * (b NULL): x * inv * w + 0, sh and m being 0); x widened from xr,  \
-     * or x - sh read from sr (nz_step's d, full vectors, sh its c: one  \
-     * sub an element fewer on the add pipes) where sr is not NULL */     \
+     * or sr's (the row widened by nz_step, full vectors) where sr is    \
+     * not NULL */                                                        \
     static inline __attribute__((always_inline)) __m512 nz_yx_##DT(     \
         const uint16_t *xr, const float *sr, const float *w,              \
         const float *b, int64_t k, __mmask16 mk, __m512 vsh, __m512 vmu,  \
@@ -429,9 +429,8 @@ static inline void nz_unpk_fix(__m512 *a)
     {                                                                     \
         const __m512 x =                                                  \
             sr ? _mm512_load_ps(sr + k) : nb_ld_##DT(xr, k, mk);          \
-        const __m512 d = b && !sr ? _mm512_sub_ps(x, vsh) : x;            \
-        const __m512 c =                                                  \
-            _mm512_mul_ps(b ? _mm512_sub_ps(d, vmu) : x, vinv);           \
+        const __m512 c = _mm512_mul_ps(                                   \
+            b ? _mm512_sub_ps(_mm512_sub_ps(x, vsh), vmu) : x, vinv);     \
         return _mm512_fmadd_ps(c, nb_ld_f32(w, k, mk),                    \
                                b ? nb_ld_f32(b, k, mk)                    \
                                  : _mm512_setzero_ps());                  \
@@ -482,8 +481,8 @@ static inline void nz_unpk_fix(__m512 *a)
     /* row xr's scale pass into yr and, in the same steps, the sums of   \
      * the next row xn about cn (xn NULL: none; inlined for b NULL and   \
      * not: rms_norm's and layer_norm's loops); sr (not NULL): xr's      \
-     * 32-element steps widened less sh, read instead of xr; sn (not     \
-     * NULL): xn's less cn stored there (both 64-byte aligned) */         \
+     * 32-element steps widened, read instead of xr; sn (not NULL):     \
+     * xn's stored there (both 64-byte aligned) */                        \
     static inline __attribute__((always_inline)) void nz_row_##DT(       \
         const uint16_t *xr, uint16_t *yr, const uint16_t *xn, int64_t D,  \
         const float *w, const float *b,                                   \
