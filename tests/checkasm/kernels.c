@@ -337,11 +337,17 @@ void test_kernel_sum(void **state)
             static const int64_t ws[] = {0,    1,    7,    17,
                                          64,   65,   300,  1024,
                                          4099, TB_CPU_SUM_COL_TILE};
+            /* al 1: widths 300 and 1024 again with rows 1024 values
+             * apart (f32: 4 KiB, ks_sum_f32_rows's four-row passes) */
+            for (int al = 0; al < 2; al++)
             for (size_t ri = 0; ri < sizeof Rs / sizeof Rs[0]; ri++)
                 for (size_t wi = 0; wi < sizeof ws / sizeof ws[0]; wi++) {
-                    const int64_t R = Rs[ri], w = ws[wi], ld = w + 3;
+                    const int64_t R = Rs[ri], w = ws[wi];
+                    const int64_t ld = al ? 1024 : w + 3;
                     if (w > TB_CPU_COL_TILE && R != 7 && R != 65 &&
                         R != 1031)
+                        continue;
+                    if (al && w != 300 && w != 1024)
                         continue;
                     rng_seed((uint64_t)(dt * 1000 + ri * 10 + wi));
                     gbuf gx;
@@ -351,8 +357,8 @@ void test_kernel_sum(void **state)
                     for (int64_t j = 0; j <= w; j++)
                         acc[j] = 0.25; /* added to, not overwritten */
                     tab[l].sum[dt].cols(x, R, ld, w, acc);
-                    if (t == TB_F64) {
-                        /* f64: the C row's order (blocks of
+                    if (t == TB_F64 || t == TB_F32) {
+                        /* the C row's order (blocks of
                          * TB_CPU_SUM_COL_ROWS rows in row order, then
                          * added to acc), bit for bit */
                         static double acc_c[TB_CPU_SUM_COL_TILE + 1];
@@ -361,10 +367,12 @@ void test_kernel_sum(void **state)
                         tab_c.sum[dt].cols(x, R, ld, w, acc_c);
                         if (memcmp(acc, acc_c, (size_t)(w + 1) *
                                                    sizeof *acc) != 0)
-                            print_error("sum_f64 cols level %s R=%lld "
-                                        "w=%lld: not the C row's bits\n",
-                                        tb_cpu_isa_name(l), (long long)R,
-                                        (long long)w);
+                            print_error("sum_%s cols level %s R=%lld "
+                                        "w=%lld ld=%lld: not the C row's "
+                                        "bits\n",
+                                        tb_dtype_name(t), tb_cpu_isa_name(l),
+                                        (long long)R, (long long)w,
+                                        (long long)ld);
                         assert_memory_equal(acc, acc_c, (size_t)(w + 1) *
                                                             sizeof *acc);
                     }

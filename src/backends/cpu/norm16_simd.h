@@ -276,7 +276,11 @@ static inline float nb_get_f16(const void *p, int64_t k)
  * vpermw) -1%; slower: the even lanes by a masked or unaligned load
  * one element back (+10%: the 64-byte loads split lines); x - c and
  * a + d of layer_norm's sums and scale by FMA (within 2%); f16 rms_norm
- * without its scratch +22%.  What paid (bf16 rms_norm: 10.6 to 9.7
+ * without its scratch +22%; layer_norm's scratch holding x - c, not x
+ * (a sub an element fewer in the scale pass): bf16 -7% at 512x1024 and
+ * 1024x1024, but at 4096x1024 +47% and erratic, 543-1508 us a worker
+ * process against 539-652 (tbench ab, 16 blocks, load ~8, 2026-12-01;
+ * address-dependent, not found).  What paid (bf16 rms_norm: 10.6 to 9.7
  * cycles a step): a vptestnmw, vpcmpeqw or vptestmd on zmm takes a
  * cycle of the FMA pipes (8 FMAs and 4 tests: 11.9 cycles, 8 FMAs 7.9),
  * vpunpck{l,h}wd, vpaddw, vpminuw run beside them, vpermw partly
