@@ -54,24 +54,18 @@ static void read_ab(const double *a, const double *b, double *o)
     o[0] = _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
 }
 
-static void add_nt(const double *a, const double *b, double *o)
-{
-    for (long i = 0; i < N; i += 32)
-        for (int u = 0; u < 32; u += 8)
-            _mm512_stream_pd(o + i + u,
-                             _mm512_add_pd(_mm512_loadu_pd(a + i + u),
-                                           _mm512_loadu_pd(b + i + u)));
-    _mm_sfence();
-}
-
-static void add_cached(const double *a, const double *b, double *o)
-{
-    for (long i = 0; i < N; i += 32)
-        for (int u = 0; u < 32; u += 8)
-            _mm512_storeu_pd(o + i + u,
-                             _mm512_add_pd(_mm512_loadu_pd(a + i + u),
-                                           _mm512_loadu_pd(b + i + u)));
-}
+/* o = a + b, the stores by STORE (streaming, or cached) */
+#define ADD_LOOP(NAME, STORE, FENCE)                                      \
+    static void NAME(const double *a, const double *b, double *o)         \
+    {                                                                     \
+        for (long i = 0; i < N; i += 32)                                  \
+            for (int u = 0; u < 32; u += 8)                               \
+                STORE(o + i + u, _mm512_add_pd(_mm512_loadu_pd(a + i + u), \
+                                               _mm512_loadu_pd(b + i + u))); \
+        FENCE;                                                            \
+    }
+ADD_LOOP(add_nt, _mm512_stream_pd, _mm_sfence())
+ADD_LOOP(add_cached, _mm512_storeu_pd, (void)0)
 
 static double *array(int lines)
 {
