@@ -416,9 +416,11 @@ static inline void tp_dtile2(const char *s, int64_t sp, char *o, int64_t op)
 #define TP_NARROW_ROWS 1024
 #define TP_NARROW_BYTES (32 * 1024 * 1024)
 #define TP_BATCH_PLANE (256 * 1024)
-/* The diagonal order of a plane's tiles (4- and 8-byte values, both
- * pitches multiples of 4 KiB, at least TP_DIAG_MIN tiles a side, an
- * input of at most TP_DIAG_BYTES): tile (a, c) of the grid (a a tile
+/* The diagonal order of a plane's tiles (4- and 8-byte values in tiles
+ * a line wide, both pitches multiples of 4 KiB, at least TP_DIAG_MIN
+ * tiles a side, input rows spanning at most TP_DIAG_BYTES, so that a
+ * part of a larger plane (drv_layout.c's threads) is judged by the
+ * whole plane's rows): tile (a, c) of the grid (a a tile
  * row, c a tile column) in the order d = 0, 1, ..., a = 0, 1, ... with
  * c = (a + d) mod the columns.  At such pitches every input line of a
  * tile column and every output line of a tile row share one L1 set (64
@@ -434,14 +436,16 @@ static inline void tp_dtile2(const char *s, int64_t sp, char *o, int64_t op)
  * f64 512 x 1024 and 1024 x 512 0.82-0.89x.  Larger inputs lose it
  * (f32 2048 x 2048 2.9x slower, 1024 x 4096 1.5x, f64 1024 x 1024
  * 1.1-1.8x: diagonals touch the whole footprint at once, a 16 MiB one
- * in a shared 32 MiB L3), as does 16-bit (32 x 32 tiles at a 2 KiB
- * pitch: 99 -> 101-103 us). */
+ * in a shared 32 MiB L3; 2 threads on halves of an f64 1024 x 1024
+ * plane, 2 x 4 MiB of input, 1.95x), as does 16-bit (32 x 32 tiles at a
+ * 2 KiB pitch: 99 -> 101-103 us); tiles of half a line (f64 at ymm)
+ * would read each input line twice, a diagonal apart. */
 #define TP_DIAG_MIN 8
 #define TP_DIAG_BYTES (4 << 20)
-#define TP_DIAG_OK(ild, old, ESZ, ta, tc)                                 \
-    ((ESZ) >= 4 && (ild) * (ESZ) % 4096 == 0 &&                          \
+#define TP_DIAG_OK(ild, old, ESZ, DC, ta, tc)                             \
+    ((ESZ) >= 4 && (DC) * (ESZ) == 64 && (ild) * (ESZ) % 4096 == 0 &&    \
      (old) * (ESZ) % 4096 == 0 && (ta) >= TP_DIAG_MIN &&                 \
-     (tc) >= TP_DIAG_MIN && ni * nj * (ESZ) <= TP_DIAG_BYTES)
+     (tc) >= TP_DIAG_MIN && ni * ild * (ESZ) <= TP_DIAG_BYTES)
 #define TP_DPLANE(ESZ, T, DR, DC, DCOLS)                                  \
     static void tp_dplane##ESZ(const void *pin, int64_t ild, void *pout,  \
                                int64_t old, int64_t ni, int64_t nj,       \
@@ -456,7 +460,7 @@ static inline void tp_dtile2(const char *s, int64_t sp, char *o, int64_t op)
                                    ni * ild * (ESZ) > TP_NARROW_BYTES     \
                                ? TP_DCOLS                                 \
                                : (DCOLS);                                 \
-        if (TP_DIAG_OK(ild, old, ESZ, bi / (DR), bj / (DC)) &&           \
+        if (TP_DIAG_OK(ild, old, ESZ, DC, bi / (DR), bj / (DC)) &&       \
             (nb == 1 || ni * nj * (ESZ) > TP_BATCH_PLANE))                \
             for (int64_t k = 0; k < nb; k++)                              \
                 for (int64_t d = 0; d < bj / (DC); d++)                   \
