@@ -810,6 +810,7 @@ void test_tp_planes(void **state)
              * plane and two */
             bad += tp_plane_case(fn, es, 1000, 1000, 24, 24, 0, 11, 1, 0);
             bad += tp_plane_case(fn, es, 1017, 1009, 15, 7, 0, 12, 2, 0);
+            bad += tp_plane_case(fn, es, 500, 1000, 24, 12, 0, 13, 1, 0);
             /* nt: 64-byte aligned output rows (pitch a multiple of 64 B) */
             const int64_t opad = 64 / (int64_t)es;
             bad += tp_plane_case(fn, es, 256 / (int64_t)es * 2, 128,
