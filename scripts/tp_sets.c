@@ -24,6 +24,10 @@
  *   - tiles diagonal, transposed: the real 16 x 16 register transpose;
  *   - 16-bit: a 1024 x 1024 plane of 2-byte values (2 KiB pitches) in 32
  *     x 32 tiles (32 lines from two sets, 32 to two), the same orders;
+ *   - permute [128,128,64] reversed as permute_c.c hands it over (planes
+ *     of 128 x 64, input rows 128 x 64 values apart, output rows 128 x
+ *     128): f32 16 x 16 and 16-bit 32 x 32 tiles, each position in
+ *     every plane in turn (the copies above are their references);
  *   - f64: a 1024 x 1024 plane of 8-byte values (8 MiB, 8 KiB pitches)
  *     in 8 x 8 tiles (8 lines from one set, 8 to one), the same orders.
  * Not a test (nothing builds it; it needs AVX-512).  Each figure is the
@@ -223,6 +227,35 @@ static void tiles64(int o, int mode)
         }
 }
 
+/* permute [128, 128, 64] reversed, as permute_c.c hands it to the
+ * transposer: for each b a 128 x 64 plane (input rows a at 128 x 64
+ * values, output rows c at 128 x 128), tiles of es-byte values (es 4:
+ * 16 x 16; 2: 32 x 32) visited at each tile position in every plane b
+ * in turn; loads and stores of whole lines, no shuffles */
+static void permute_mem(int es, int mode)
+{
+    const int t = 64 / es;                 /* tile side */
+    const int64_t ip = 128 * 64 * es;      /* input row pitch, bytes */
+    const int64_t op = 128 * 128 * es;     /* output row pitch */
+    for (int i = 0; i < 128; i += t)       /* a */
+        for (int j = 0; j < 64; j += t)    /* c */
+            for (int b = 0; b < 128; b++) {
+                const char *x = (const char *)X + i * ip + (b * 64 + j) * es;
+                char *o = (char *)Y + j * op + (b * 128 + i) * es;
+                vi r[32];
+                for (int k = 0; k < t; k++)
+                    r[k] = mode & 1 ? _mm512_loadu_si512(
+                                          (const void *)(x + k * ip))
+                                    : acc;
+                if (mode & 2)
+                    for (int k = 0; k < t; k++)
+                        _mm512_storeu_si512((void *)(o + k * op), r[k]);
+                else
+                    for (int k = 0; k < t; k++)
+                        acc = _mm512_xor_si512(acc, r[k]);
+            }
+}
+
 enum { NV = 16 };
 static const char *const names[NV] = {
     "copy", "ld row", "st row", "ld column", "ld k=4", "st R8", "st R16",
@@ -295,6 +328,26 @@ int main(int argc, char **argv)
     for (int v = 0; v < 7; v++)
         printf("%-28s %7.1f us  %.2fx copy\n", n16[v], b16[v] * 1e6,
                b16[v] / b16[0]);
+    /* permute's tiles: f32 and 16-bit x loads, stores, both */
+    double bp[6];
+    for (int v = 0; v < 6; v++)
+        bp[v] = 1e9;
+    for (int r = 0; r < rounds; r++)
+        for (int v = 0; v < 6; v++)
+            for (int w = 0; w < 2; w++) {
+                double t = now();
+                permute_mem(v < 3 ? 4 : 2, 1 + v % 3);
+                t = now() - t;
+                if (w && t < bp[v])
+                    bp[v] = t;
+            }
+    static const char *const np[6] = {
+        "permute f32 loads", "permute f32 stores", "permute f32 both",
+        "permute 16-bit loads", "permute 16-bit stores",
+        "permute 16-bit both"};
+    for (int v = 0; v < 6; v++)
+        printf("%-28s %7.1f us  %.2fx copy\n", np[v], bp[v] * 1e6,
+               bp[v] / (v < 3 ? best[0] : b16[0]));
     /* f64: copy, then strips and diagonal x loads, stores, both */
     X2 = (char *)huge_buf((size_t)N * N * 8);
     Y2 = (char *)huge_buf((size_t)N * N * 8);
