@@ -722,7 +722,8 @@ void test_kernel_transpose_nt(void **state)
 
 /* The plane transposers of transpose and permute (transpose.h) at every
  * level and element size (2, 4, 8 bytes): sides around the tiles and
- * blocks (1, 15, 17, 1023, 1025 and their neighbours; non-square),
+ * blocks (1, 15, 17, 1023, 1025 and their neighbours; non-square;
+ * pitches of 4 KiB multiples with partial tiles),
  * pitches beyond the extents, misaligned canary-guarded buffers, and
  * 64-byte aligned rows with nt set (the streaming copy-out); batches of
  * nb planes, one after the other with gaps, or interleaved row by row as
@@ -812,6 +813,12 @@ void test_tp_planes(void **state)
             for (size_t k = 0; k < sizeof big / sizeof big[0]; k++)
                 bad += tp_plane_case(fn, es, big[k][0], big[k][1], 0, 0, 0,
                                      (uint64_t)k, 1, 0);
+            /* pitches of 4 KiB multiples (transpose_simd.h's diagonal
+             * order) with rows and columns beyond whole tiles, one
+             * plane and two */
+            bad += tp_plane_case(fn, es, 1000, 1000, 24, 24, 0, 11, 1, 0);
+            bad += tp_plane_case(fn, es, 1017, 1009, 15, 7, 0, 12, 2, 0);
+            bad += tp_plane_case(fn, es, 500, 1000, 24, 12, 0, 13, 1, 0);
             /* nt: 64-byte aligned output rows (pitch a multiple of 64 B) */
             const int64_t opad = 64 / (int64_t)es;
             bad += tp_plane_case(fn, es, 256 / (int64_t)es * 2, 128,

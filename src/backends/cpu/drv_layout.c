@@ -10,10 +10,11 @@
 #include "transpose.h"
 
 /* Transpose (R == 1): a job item is a strip of CPU_TR_COLS input
- * columns over all input rows, one call of the plane transposer (which
- * moves it in L1-sized blocks down the strip, transpose_simd.h): each
- * output row is then written front to back, a stream the hardware
- * prefetchers follow (items of 256 x 256 blocks, which wrote each
+ * columns over all input rows; a part's consecutive strips of one plane
+ * go to the plane transposer in one call (its tile order spans them:
+ * transpose_simd.h's diagonal order, or strips down the plane, whose
+ * output rows are written front to back, a stream the hardware
+ * prefetchers follow; items of 256 x 256 blocks, which wrote each
  * output row in four pieces at four times, ran 1.2-1.4x slower). */
 #define CPU_TR_COLS 64
 /* Transposes whose output is at least this large (well beyond a 16-32
@@ -42,11 +43,15 @@ static void cpu_tr_2d_task(void *argp, int part, int nparts)
     int64_t b, e;
     cpu_span(j->P * j->Q * j->ncb, part, nparts, &b, &e);
     const int64_t ild = j->Q * j->SB, old = j->Q * j->SA;
-    for (int64_t it = b; it < e; it++) {
+    for (int64_t it = b, nx; it < e; it = nx) {
         int64_t cb = it % j->ncb, pq = it / j->ncb;
         int64_t q = pq % j->Q, p = pq / j->Q;
+        /* the part's strips of one plane in one call: the transposer
+         * orders its tiles over the whole width */
+        nx = e - it < j->ncb - cb ? e : it + (j->ncb - cb);
         int64_t j0 = cb * CPU_TR_COLS;
-        int64_t nj = j->SB - j0 < CPU_TR_COLS ? j->SB - j0 : CPU_TR_COLS;
+        int64_t j1 = (cb + nx - it) * CPU_TR_COLS;
+        int64_t nj = (j->SB < j1 ? j->SB : j1) - j0;
         int64_t ioff = p * j->SA * ild + q * j->SB + j0;
         int64_t ooff = (p * j->SB + j0) * old + q * j->SA;
         j->fn(j->x + (size_t)ioff * j->esz, ild,
