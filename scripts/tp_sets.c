@@ -31,10 +31,13 @@
  *     are their references);
  *   - f64: a 1024 x 1024 plane of 8-byte values (8 MiB, 8 KiB pitches)
  *     in 8 x 8 tiles (8 lines from one set, 8 to one), the same orders.
- * Not a test (nothing builds it; it needs AVX-512).  Each figure is the
+ * Not a test (tests/meson.build only builds it, so that it keeps
+ * compiling; it needs AVX-512 to run).  Each figure is the
  * smallest over ROUNDS rounds (default 40) of one pass, the variants
  * interleaved round by round. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <immintrin.h>
 #include <stdint.h>
 #include <stdio.h>
