@@ -442,10 +442,10 @@ static inline void tp_dtile2(const char *s, int64_t sp, char *o, int64_t op)
  * would read each input line twice, a diagonal apart. */
 #define TP_DIAG_MIN 8
 #define TP_DIAG_BYTES (4 << 20)
-#define TP_DIAG_OK(ild, old, ESZ, DC, ta, tc)                             \
+#define TP_DIAG_OK(ni, ild, old, ESZ, DC, ta, tc)                         \
     ((ESZ) >= 4 && (DC) * (ESZ) == 64 && (ild) * (ESZ) % 4096 == 0 &&    \
      (old) * (ESZ) % 4096 == 0 && (ta) >= TP_DIAG_MIN &&                 \
-     (tc) >= TP_DIAG_MIN && ni * ild * (ESZ) <= TP_DIAG_BYTES)
+     (tc) >= TP_DIAG_MIN && (ni) * (ild) * (ESZ) <= TP_DIAG_BYTES)
 #define TP_DPLANE(ESZ, T, DR, DC, DCOLS)                                  \
     static void tp_dplane##ESZ(const void *pin, int64_t ild, void *pout,  \
                                int64_t old, int64_t ni, int64_t nj,       \
@@ -460,7 +460,7 @@ static inline void tp_dtile2(const char *s, int64_t sp, char *o, int64_t op)
                                    ni * ild * (ESZ) > TP_NARROW_BYTES     \
                                ? TP_DCOLS                                 \
                                : (DCOLS);                                 \
-        if (TP_DIAG_OK(ild, old, ESZ, DC, bi / (DR), bj / (DC)) &&       \
+        if (TP_DIAG_OK(ni, ild, old, ESZ, DC, bi / (DR), bj / (DC)) &&   \
             (nb == 1 || ni * nj * (ESZ) > TP_BATCH_PLANE))                \
             for (int64_t k = 0; k < nb; k++)                              \
                 for (int64_t d = 0; d < bj / (DC); d++)                   \
