@@ -203,7 +203,9 @@ ks_load_cols(const float *x, int64_t n, vf *col)
  * in ~45 cycles where ks_load_cols's 48 masked loads took ~75 (lsm-short
  * microbenchmark, Zen 4); the softmax rows' stats, whose loads overlap
  * their exponentials (log_softmax_backward's sums ran ~3% slower this
- * way and keep ks_load_cols).  AVX2: ks_load_cols. */
+ * way and keep ks_load_cols), at n < 16 (softmax 512x16 ran 2.7%
+ * slower this way: its rows' masked loads split no line).  AVX2:
+ * ks_load_cols. */
 #if VS_LANES == 16
 static inline __attribute__((always_inline)) vf ks_ld4x4(const float *p,
                                                         int64_t step)
@@ -220,6 +222,10 @@ static inline __attribute__((always_inline)) void
 ks_load_cols_bc(const float *x, int64_t n, vf *col)
 {
 #if VS_LANES == 16
+    if (n == VS_LANES) { /* rows of a cache line: no split loads */
+        ks_load_cols(x, n, col);
+        return;
+    }
 #pragma GCC unroll 4
     for (int64_t g = 0; 4 * g + 4 <= n; g++) {
         vf a[4];
