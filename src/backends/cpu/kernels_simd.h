@@ -707,13 +707,13 @@ static void ks_sum_f64_cols(const void *px, int64_t R, int64_t ld,
 #define KS_SHORT_CHUNK 8
 
 /* Pass one of a transposed block (n <= VS_LANES): lsm_simd.h's
- * ks_cols_stats on the columns of x's block, loaded by ks_load_cols
+ * ks_cols_stats on the columns of x's block, loaded by ks_load_cols_bc
  * (gathers cost about a cycle per element). */
 static inline __attribute__((always_inline)) void
 ks_short_stats(const float *x, int64_t n, vf *mo, vf *so, vf *ex, int soft)
 {
     vf col[VS_LANES];
-    ks_load_cols(x, n, col);
+    ks_load_cols_bc(x, n, col);
     ks_cols_stats(col, n, mo, so, ex, soft);
 }
 

@@ -195,6 +195,84 @@ ks_load_cols(const float *x, int64_t n, vf *col)
 #endif
 }
 
+/* ks_load_cols's columns with each group of four columns' lanes loaded
+ * as one 16-byte load and three 16-byte broadcasts under a mask (loads
+ * only, on the load ports; a 64-byte masked load of the same four
+ * values spans two cache lines most of the time): the last group of w
+ * < 4 columns as ks_load_cols.  The columns of a block of 16 rows of 10
+ * in ~45 cycles where ks_load_cols's 48 masked loads took ~75 (lsm-short
+ * microbenchmark, Zen 4); the softmax rows' stats, whose loads overlap
+ * their exponentials (log_softmax_backward's sums ran ~3% slower this
+ * way and keep ks_load_cols), at n < 16 (softmax 512x16 ran 2.7%
+ * slower this way: its rows' masked loads split no line).  AVX2:
+ * ks_load_cols. */
+#if VS_LANES == 16
+static inline __attribute__((always_inline)) vf ks_ld4x4(const float *p,
+                                                        int64_t step)
+{
+    vf v = _mm512_castps128_ps512(_mm_loadu_ps(p));
+    v = _mm512_mask_broadcast_f32x4(v, 0x00f0, _mm_loadu_ps(p + step));
+    v = _mm512_mask_broadcast_f32x4(v, 0x0f00, _mm_loadu_ps(p + 2 * step));
+    return _mm512_mask_broadcast_f32x4(v, 0xf000,
+                                       _mm_loadu_ps(p + 3 * step));
+}
+#endif
+
+static inline __attribute__((always_inline)) void
+ks_load_cols_bc(const float *x, int64_t n, vf *col)
+{
+#if VS_LANES == 16
+    if (n == VS_LANES) { /* rows of a cache line: no split loads */
+        ks_load_cols(x, n, col);
+        return;
+    }
+#pragma GCC unroll 4
+    for (int64_t g = 0; 4 * g + 4 <= n; g++) {
+        vf a[4];
+#pragma GCC unroll 4
+        for (int64_t j = 0; j < 4; j++)
+            a[j] = ks_ld4x4(x + j * n + 4 * g, 4 * n);
+        ks_cols4(a, col + 4 * g, 4);
+    }
+    const int64_t w = n % 4;
+    if (w) {
+        const int64_t c0 = n - w;
+        const unsigned m4 = (1u << w) - 1;
+        vf a[4];
+#pragma GCC unroll 4
+        for (int64_t j = 0; j < 4; j++) {
+            vf v = _mm512_maskz_loadu_ps((__mmask16)m4, x + j * n + c0);
+#pragma GCC unroll 4
+            for (int64_t q = 1; q < 4; q++)
+                v = _mm512_mask_loadu_ps(v, (__mmask16)(m4 << (4 * q)),
+                                         x + (j + 4 * q) * n + c0 - 4 * q);
+            a[j] = v;
+        }
+        ks_cols4(a, col + c0, w);
+    }
+#else
+    ks_load_cols(x, n, col);
+#endif
+}
+
+/* exp(x) for x <= 0 or NaN (x - max in a row): the same value as
+ * vs_exp's, bit for bit (its general path's clamp and reduction, whose
+ * vscalefps equals the fast path's exponent addition wherever that
+ * applies), with no range test: one vmaxps for the andn, compare, mask
+ * move and branch a vector (a block of 16 rows of 10: ~104 -> ~96
+ * cycles, lsm-short microbenchmark, Zen 4).  AVX2 keeps vs_exp (its
+ * v_scale takes seven operations). */
+static inline vf ks_exp_nonpos(vf x)
+{
+#if VS_LANES == 16
+    vf k, n;
+    const vf r = vs_exp_reduce(v_max(v_set1(VS_EXP_LO), x), &k, &n);
+    return v_scale(vs_exp_poly(r), n);
+#else
+    return vs_exp(x);
+#endif
+}
+
 /* Pass one of a transposed block (n <= VS_LANES; its columns col):
  * *mo = the rows' max, *so = s = sum exp(x - m) in column order
  * (ks_short_rows and half_lsm_short.h's rows take its log or inverse);
@@ -209,7 +287,7 @@ ks_cols_stats(const vf *col, int64_t n, vf *mo, vf *so, vf *ex, int soft)
     vf s = v_set1(0.0f);
 #pragma GCC unroll 16
     for (int64_t c = 0; c < n; c++) {
-        const vf e = vs_exp(v_sub(col[c], m));
+        const vf e = ks_exp_nonpos(v_sub(col[c], m));
         if (soft)
             ex[c] = e;
         s = v_add(s, e);
