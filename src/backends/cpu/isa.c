@@ -47,7 +47,7 @@ int tb_cpu_isa_amd(void)
     int v = atomic_load_explicit(&isa_amd_cached, memory_order_relaxed);
     if (v >= 0)
         return v;
-    unsigned a, b, c, d;
+    unsigned a = 0, b = 0, c = 0, d = 0;
     /* "AuthenticAMD" in ebx, edx, ecx */
     v = __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u &&
         d == 0x69746e65u && c == 0x444d4163u;
