@@ -87,6 +87,8 @@ static inline bool dy_mm_ymm(double bytes)
                                 const void *bp, int64_t sb, void *op,     \
                                 int64_t n)                                \
     {                                                                     \
+        if (n <= 0) /* nothing, and a[0], b[0] may lie past the end */    \
+            return;                                                       \
         const double *a = ap, *b = bp;                                    \
         double *o = op;                                                   \
         int64_t i = 0;                                                    \
