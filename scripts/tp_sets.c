@@ -182,25 +182,29 @@ static void copy16(void)
         _mm512_storeu_si512((void *)((char *)Y + i),
                             _mm512_loadu_si512((const void *)((char *)X + i)));
 }
-static void tiles16(int o, int mode)
-{
-    for (int64_t x = 0; x < N / 32; x++)
-        for (int64_t y = 0; y < N / 32; y++) {
-            int64_t a = y, c = o == 0 ? x : (y + x) % (N / 32);
-            vi r[32];
-            for (int k = 0; k < 32; k++)
-                r[k] = mode & 1 ? _mm512_loadu_si512((const void *)B16(
-                                      X, 32 * a + k, 32 * c))
-                                : acc;
-            if (mode & 2)
-                for (int k = 0; k < 32; k++)
-                    _mm512_storeu_si512((void *)B16(Y, 32 * c + k, 32 * a),
-                                        r[k]);
-            else
-                for (int k = 0; k < 32; k++)
-                    acc = _mm512_xor_si512(acc, r[k]);
-        }
-}
+/* The tiles of T x T values at the B addressing of X into Y, in order o
+ * (0 strips, else diagonals), mode 1 loads, 2 stores, 3 both */
+#define TILES_FN(NAME, T, B, X, Y)                                        \
+    static void NAME(int o, int mode)                                     \
+    {                                                                     \
+        for (int64_t x = 0; x < N / (T); x++)                             \
+            for (int64_t y = 0; y < N / (T); y++) {                       \
+                int64_t a = y, c = o == 0 ? x : (y + x) % (N / (T));      \
+                vi r[T];                                                  \
+                for (int k = 0; k < (T); k++)                             \
+                    r[k] = mode & 1 ? _mm512_loadu_si512((const void *)B( \
+                                          X, (T) * a + k, (T) * c))       \
+                                    : acc;                                \
+                if (mode & 2)                                             \
+                    for (int k = 0; k < (T); k++)                         \
+                        _mm512_storeu_si512(                              \
+                            (void *)B(Y, (T) * c + k, (T) * a), r[k]);    \
+                else                                                      \
+                    for (int k = 0; k < (T); k++)                         \
+                        acc = _mm512_xor_si512(acc, r[k]);                \
+            }                                                             \
+    }
+TILES_FN(tiles16, 32, B16, X, Y)
 
 /* f64: a 1024 x 1024 plane of 8-byte values (8 MiB, pitch 8 KiB) in 8 x
  * 8 tiles (8 lines from one set, 8 to one set); X2, Y2 hold it */
@@ -211,24 +215,28 @@ static void copy64(void)
         _mm512_storeu_si512((void *)(Y2 + i),
                             _mm512_loadu_si512((const void *)(X2 + i)));
 }
-static void tiles64(int o, int mode)
+TILES_FN(tiles64, 8, B64, X2, Y2)
+
+/* b[0] the copy's best time (of `rounds`, each the second of two
+ * calls), b[1..6] the tiles' in strips (1-3) and on diagonals (4-6),
+ * loads, stores, both */
+static void plane_set(void (*copyf)(void), void (*tilesf)(int, int),
+                      int rounds, double *b)
 {
-    for (int64_t x = 0; x < N / 8; x++)
-        for (int64_t y = 0; y < N / 8; y++) {
-            int64_t a = y, c = o == 0 ? x : (y + x) % (N / 8);
-            vi r[8];
-            for (int k = 0; k < 8; k++)
-                r[k] = mode & 1 ? _mm512_loadu_si512((const void *)B64(
-                                      X2, 8 * a + k, 8 * c))
-                                : acc;
-            if (mode & 2)
-                for (int k = 0; k < 8; k++)
-                    _mm512_storeu_si512((void *)B64(Y2, 8 * c + k, 8 * a),
-                                        r[k]);
-            else
-                for (int k = 0; k < 8; k++)
-                    acc = _mm512_xor_si512(acc, r[k]);
-        }
+    for (int v = 0; v < 7; v++)
+        b[v] = 1e9;
+    for (int r = 0; r < rounds; r++)
+        for (int v = 0; v < 7; v++)
+            for (int w = 0; w < 2; w++) {
+                double t = now();
+                if (v == 0)
+                    copyf();
+                else
+                    tilesf((v - 1) / 3, 1 + (v - 1) % 3);
+                t = now() - t;
+                if (w && t < b[v])
+                    b[v] = t;
+            }
 }
 
 /* permute [128, 128, 64] reversed, as permute_c.c hands it to the
@@ -313,20 +321,7 @@ int main(int argc, char **argv)
                best[v] * 1e6, best[v] / best[0]);
     /* 16-bit: copy, then strips and diagonal x loads, stores, both */
     double b16[7];
-    for (int v = 0; v < 7; v++)
-        b16[v] = 1e9;
-    for (int r = 0; r < rounds; r++)
-        for (int v = 0; v < 7; v++)
-            for (int w = 0; w < 2; w++) {
-                double t = now();
-                if (v == 0)
-                    copy16();
-                else
-                    tiles16((v - 1) / 3, 1 + (v - 1) % 3);
-                t = now() - t;
-                if (w && t < b16[v])
-                    b16[v] = t;
-            }
+    plane_set(copy16, tiles16, rounds, b16);
     static const char *const n16[7] = {
         "16-bit copy", "16-bit strips loads", "16-bit strips stores",
         "16-bit strips both", "16-bit diagonal loads",
@@ -357,20 +352,7 @@ int main(int argc, char **argv)
     /* f64: copy, then strips and diagonal x loads, stores, both */
     X2 = (char *)huge_buf((size_t)N * N * 8);
     Y2 = (char *)huge_buf((size_t)N * N * 8);
-    for (int v = 0; v < 7; v++)
-        b16[v] = 1e9;
-    for (int r = 0; r < rounds; r++)
-        for (int v = 0; v < 7; v++)
-            for (int w = 0; w < 2; w++) {
-                double t = now();
-                if (v == 0)
-                    copy64();
-                else
-                    tiles64((v - 1) / 3, 1 + (v - 1) % 3);
-                t = now() - t;
-                if (w && t < b16[v])
-                    b16[v] = t;
-            }
+    plane_set(copy64, tiles64, rounds, b16);
     for (int v = 0; v < 7; v++)
         printf("f64%-25s %7.1f us  %.2fx copy\n", n16[v] + 6,
                b16[v] * 1e6, b16[v] / b16[0]);
