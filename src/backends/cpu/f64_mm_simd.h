@@ -13,6 +13,7 @@
 #include "../../base/error.h"
 #include "cpu_internal.h"
 #include "dvec_simd.h"
+#include "isa.h"
 #include "ops_simd.h"
 
 /* maximum, minimum: a NaN in either operand gives a + b (a NaN), else
@@ -62,20 +63,10 @@ static inline __m256d dy_minimum_ab(__m256d a, __m256d b)
 DY_MLOOP(maximum)
 DY_MLOOP(minimum)
 #undef DY_MLOOP
-/* whether a loop over `bytes` an array takes the 256-bit form */
-static inline bool dy_mm_ymm(double bytes)
-{
-    return bytes >= TB_CPU_AMD_YMM_MIN_BYTES && tb_cpu_isa_amd();
-}
 #define DY_MM_TRY(NAME, a, b, o, n, i, COND)                              \
     if (COND)                                                             \
         i = dy_##NAME##_run(a, b, o, n);
 #else
-static inline bool dy_mm_ymm(double bytes)
-{
-    (void)bytes;
-    return false;
-}
 #define DY_MM_TRY(NAME, a, b, o, n, i, COND)
 #endif
 
@@ -93,7 +84,8 @@ static inline bool dy_mm_ymm(double bytes)
         double *o = op;                                                   \
         int64_t i = 0;                                                    \
         if (sa && sb) {                                                   \
-            DY_MM_TRY(NAME, a, b, o, n, i, dy_mm_ymm((double)n * sizeof *o)) \
+            DY_MM_TRY(NAME, a, b, o, n, i,                                \
+                      tb_cpu_amd_ymm((double)n * sizeof *o))              \
             for (; i + 4 * RS_W <= n; i += 4 * RS_W)                      \
                 for (int u = 0; u < 4 * RS_W; u += RS_W)                  \
                     rs_stored(o + i + u,                                  \
@@ -209,7 +201,8 @@ static int dx_mm_run(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
         return rc;
     /* the 256-bit rows by the full operand's size (a row is 8 KiB) */
     dx_rows_job j = {in[0].data, in[1].data, out->data, numel / n, n, a_row,
-                     dy_mm_ymm((double)numel * sizeof(double))};
+                     RS_W == 8 &&
+                         tb_cpu_amd_ymm((double)numel * sizeof(double))};
     tb_cpu_parallel(ctx, numel, j.rows, rows, &j);
     return 0;
 }

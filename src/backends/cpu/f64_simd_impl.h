@@ -802,8 +802,7 @@ DY_LOOP(add_scalar)
 DY_LOOP(sub_scalar)
 DY_LOOP(mul_scalar)
 #define DY_TRY(NAME)                                                      \
-    if ((double)n * sizeof(double) >= TB_CPU_AMD_YMM_MIN_BYTES &&         \
-        tb_cpu_isa_amd())                                                 \
+    if (tb_cpu_amd_ymm((double)n * sizeof(double)))                       \
         i = dy_##NAME(x, o, n, kd[0]);
 #define DY_TRY_neg DY_TRY(neg)
 #define DY_TRY_abs DY_TRY(abs)

@@ -52,6 +52,12 @@ void tb_cpu_isa_amd_set(int v);
  * alternated, 2026-11-30 and 12-01).  Below it the zmm loop's twice the
  * data per instruction wins (add_ 4096 f32 224 ns against 239). */
 #define TB_CPU_AMD_YMM_MIN_BYTES (512.0 * 1024)
+/* Whether a streaming loop over `bytes` an array takes its 256-bit form
+ * (from TB_CPU_AMD_YMM_MIN_BYTES on an AMD CPU). */
+static inline int tb_cpu_amd_ymm(double bytes)
+{
+    return bytes >= TB_CPU_AMD_YMM_MIN_BYTES && tb_cpu_isa_amd();
+}
 
 /* Raw feature bits, reported by tb_cpu_isa_flags(). */
 enum tb_cpu_isa_flag {
