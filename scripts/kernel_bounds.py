@@ -16,7 +16,10 @@ element-wise rows of half_simd.h: bf16 at avx512bf16 and avx2, f16 at
 avx512 and avx2; layer_norm and rms_norm bf16 at avx512bf16; softmax and
 log_softmax bf16 and f16, half_lsm_fused.h's passes; log_softmax_backward
 bf16 and f16: the f32 row's work on widened values; mul_backward and
-div_backward bf16 with a broadcast row, half_bwbin_simd.h's step) and of scripts/kernel_bounds_rand.c (rand_uniform f32,
+div_backward bf16 with a broadcast row, half_bwbin_simd.h's step;
+layer_norm_backward and rms_norm_backward f32 and bf16 at avx512,
+norm16_simd.h's two passes over a quad of rows, regions ROW__p1 and
+ROW__p2 whose cycles an element are added into ROW's entry) and of scripts/kernel_bounds_rand.c (rand_uniform f32,
 bf16, f16, f64, rand_normal f32, bf16, f16 and dropout f32, f64 at
 avx512 and avx2):
 
@@ -101,6 +104,10 @@ HALF_LEVELS = {"avx512bf16": ("bf16",), "avx512": ("f16",),
 HALF_LEFT_OUT = {f"{op}_f16_avx512" for op in (
     "add", "sub", "mul", "div", "add_relu", "leaky_relu")}
 STEP_VECTORS = 2  # vectors per loop step unless a KB-VECTORS line says
+# a region ROW__pN is pass N of ROW (kernel_bounds_half.c's normalization
+# gradients: loops run one after the other over the same elements): one
+# entry for ROW, the passes' cycles an element added
+PASS = re.compile(r"^(\w+?)__(p\d+)$")
 # (impl, mcpu) pairs stated by hand from a measurement, where the model is
 # wrong: not written here (their hand entries are kept).  dropout's
 # AVX-512 rows on znver4: the model gives the step 5 cycles for 16 f32
@@ -353,7 +360,7 @@ def derive_one(build, mcpu, tool, ver, tmp, source, dtype, level, src,
     with open(out, encoding="utf-8") as f:
         asm = f.read()
     vectors = step_vectors(asm)
-    entries = []
+    entries, passes = [], {}
     for row in rows_of(asm):
         try:
             ins = shortest_region(parse_function(asm, "kb_" + row), row)
@@ -365,6 +372,11 @@ def derive_one(build, mcpu, tool, ver, tmp, source, dtype, level, src,
         busiest = ", ".join(f"{port_name(p)} {v:g}" for v, p in ports[:2])
         if (impl_name(row, dtype, level), mcpu) in HAND_STATED:
             continue
+        part = PASS.match(row)
+        if part:  # a pass of a row: added to its other passes below
+            passes.setdefault(part.group(1), []).append(
+                (part.group(2), rthr, elems, n_ins, uops, ports))
+            continue
         entries.append({
             "impl": impl_name(row, dtype, level),
             "mcpu": mcpu,
@@ -375,6 +387,24 @@ def derive_one(build, mcpu, tool, ver, tmp, source, dtype, level, src,
                 f"every lane on the fast path, release flags: {n_ins:g} "
                 f"instructions, {uops:g} uops, block reciprocal throughput "
                 f"{rthr:g} cycles (busiest: {busiest})"),
+        })
+    for row, ps in sorted(passes.items()):
+        cpe = sum(p[1] / p[2] for p in ps)
+        each = "; ".join(
+            f"kb_{row}__{p[0]}: {p[3]:g} instructions, {p[4]:g} uops a "
+            f"step of {p[2]}, block reciprocal throughput {p[1]:g} cycles "
+            "(busiest: " + ", ".join(f"{port_name(q)} {v:g}"
+                                     for v, q in p[5][:2]) + ")"
+            for p in sorted(ps))
+        entries.append({
+            "impl": impl_name(row, dtype, level),
+            "mcpu": mcpu,
+            "cycles_per_element": round(cpe, 4),
+            "derivation": (
+                f"llvm-mca {ver} -mcpu={mcpu} (scripts/kernel_bounds.py, "
+                f"{name}): the row's {len(ps)} passes, their cycles an "
+                f"element added, every lane on the fast path, release "
+                f"flags: {each}"),
         })
     return entries
 

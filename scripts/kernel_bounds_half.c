@@ -29,6 +29,26 @@
 #define KB_STR(s) #s
 #define KB_BEGIN(ROW) __asm volatile("# LLVM-MCA-BEGIN " KB_STR(ROW))
 #define KB_END(ROW) __asm volatile("# LLVM-MCA-END " KB_STR(ROW))
+/* norm16_simd.h's hook: a step of the normalization gradients' loops
+ * (at n = NB_Q rows) is the path from one mark to the same mark an
+ * iteration later (the end and the next start in one statement).  Not
+ * volatile, with k its operand: a volatile statement in the loop keeps
+ * gcc from holding the rows' accumulators in registers (they went to the
+ * stack, a load and a store each a step); this one stays in the loop
+ * (k changes), costs nothing, and leaves the loop as shipped but for
+ * the index (one or two address computations more a step). */
+#define KB_NBMARK(ROW)                                                    \
+    "# LLVM-MCA-END " KB_STR(ROW) "\n\t# LLVM-MCA-BEGIN " KB_STR(ROW)
+#define NB_KB(DT, P, rms, n, k)                                           \
+    do {                                                                  \
+        if ((n) == NB_Q && KB_NB_ON_##DT) {                               \
+            if (rms)                                                      \
+                __asm(KB_NBMARK(rms_norm_backward_##DT##__##P) : "+r"(k)); \
+            else                                                          \
+                __asm(KB_NBMARK(layer_norm_backward_##DT##__##P)          \
+                      : "+r"(k));                                         \
+        }                                                                 \
+    } while (0)
 
 /* HS_FUSED1's step: o = F(a, k) for two vectors */
 #define KB_H1(OP, DT)                                                     \
@@ -405,4 +425,66 @@ KB_BINARY_OPS(KB_H2, f16)
                                           _mm512_add_ps(q[0], q[1])));    \
     }
 KB_NORM(bf16)
+#endif
+
+/* layer_norm_backward and rms_norm_backward (norm16_simd.h's NB_ROWS at
+ * avx512, the rows an AVX-512 CPU without AVX512_BF16 runs): the chunk
+ * loop's two passes over a quad of 4 rows, the shipped loops themselves
+ * (nb_qsumsn, nb_qdxn at n = 4, whole vectors) marked by NB_KB (above):
+ * ROW__p1 one step of the sums' loop (the sums of d, d^2, gh, gh d about
+ * each row's shift), ROW__p2 one of dx's (dx, and the chunk's dw and db
+ * loaded, added to and stored), 16 columns of 4 rows, 64 elements a step
+ * each (KB-VECTORS 4); kernel_bounds.py adds a row's passes.  bf16 keeps
+ * a layer_norm quad widened (NB_WID_bf16, as at the table's 512x256):
+ * x and g stored as f32 in the sums' pass and read back in dx's.  f32
+ * and bf16 are priced (KB_NB_ON_<DT>); f16's loops are built for
+ * scripts/mix_tp.c only: its conversions are what llvm-mca's models cost
+ * wrongly (znver4: vcvtph2ps zmm 2 cycles, 1.33 on Zen 4, insn_tp.c;
+ * icelake-server: the loops ran 1.54x (layer_norm) and 1.70x (rms_norm)
+ * its step in L1 on the Xeon of 2026-12-01, mix_tp_rows.py), and bf16 at
+ * avx512bf16 (Zen 4's row: vcvtneps2bf16 and vpmovzxwd, the same). */
+#ifdef __AVX512F__
+#ifndef TB_BACKENDS_CPU_NORM16_SIMD_H
+#include "norm16_simd.h"
+#endif
+#define KB_VECTORS(ROW, N)                                                \
+    __asm volatile("# KB-VECTORS " KB_STR(ROW) " %c0" : : "i"(N))
+#define KB_NB_ON_f32 1
+#define KB_NB_ON_bf16 1
+#define KB_NB_ON_f16 0
+#define KB_NBW(OP, RMS, DT)                                               \
+    void kb_##OP##_backward_##DT##__p1(const char *x, const char *g,      \
+                                       const float *w, long D,            \
+                                       const float *c, float *sw,         \
+                                       float (*t)[4]);                    \
+    void kb_##OP##_backward_##DT##__p1(                      \
+        const char *x, const char *g, const float *w, long D,             \
+        const float *c, float *sw, float (*t)[4])                         \
+    {                                                                     \
+        const bool wid = NB_WID_##DT > ((RMS) ? 1 : 0);                   \
+        KB_VECTORS(OP##_backward_##DT##__p1, 4);                          \
+        nb_qsumsn_##DT(RMS, x, g, w, D, NB_Q, c, t, wid ? sw : NULL,      \
+                       wid ? sw + NB_Q * D : NULL);                       \
+    }                                                                     \
+    void kb_##OP##_backward_##DT##__p2(                      \
+        const char *x, const char *g, const float *w, char *dr, long D,   \
+        const nb_grp *s, float *pw, float *pb, const float *sw);          \
+    void kb_##OP##_backward_##DT##__p2(                      \
+        const char *x, const char *g, const float *w, char *dr, long D,   \
+        const nb_grp *s, float *pw, float *pb, const float *sw)           \
+    {                                                                     \
+        const bool wid = NB_WID_##DT > ((RMS) ? 1 : 0);                   \
+        KB_VECTORS(OP##_backward_##DT##__p2, 4);                          \
+        nb_qdxn_##DT(RMS, x, g, w, dr, D, NB_Q, s, false, pw, pb,         \
+                     wid ? sw : NULL, wid ? sw + NB_Q * D : NULL);        \
+    }
+#define KB_NBW2(DT, ES)                                                   \
+    NB_ROWS(DT, ES)                                                       \
+    KB_NBW(layer_norm, false, DT)                                         \
+    KB_NBW(rms_norm, true, DT)
+#ifndef __AVX512BF16__
+KB_NBW2(f32, 4)
+KB_NBW2(f16, 2)
+KB_NBW2(bf16, 2)
+#endif
 #endif

@@ -589,6 +589,65 @@ static void sgd_f16_plain(const uint16_t *p, const uint16_t *g, uint16_t *o,
 ROW_T(x_sgd_f16, sgd_f16_plain(gf, xf, ho, RN))
 ROW_T(x_sgd_zx, sgd_zx(gb, xb, ho, RN))
 ROW_T(x_sgd_unpack, sgd_unpack(gb, xb, ho, RN))
+
+/* layer_norm_backward's and rms_norm_backward's two passes at avx512
+ * (kernel_bounds_half.c's kb_ROW__p1 and __p2: the shipped loops of
+ * norm16_simd.h over a quad of 4 rows of NBD, sums then dx with the
+ * chunk's dw and db): a call is both passes over the quad, NQE elements
+ * (x, g, dx, w, dw, db and the widened quad: 18 KiB at f32) */
+#define NBD 256L
+#define NQE (4 * NBD)
+#define KB_NBW_DECL(ROW)                                                  \
+    void kb_##ROW##__p1(const char *x, const char *g, const float *w,     \
+                        long D, const float *c, float *sw, float (*t)[4]); \
+    void kb_##ROW##__p2(const char *x, const char *g, const float *w,     \
+                        char *dr, long D, const void *s, float *pw,       \
+                        float *pb, const float *sw);
+KB_NBW_DECL(layer_norm_backward_f32)
+KB_NBW_DECL(rms_norm_backward_f32)
+KB_NBW_DECL(layer_norm_backward_f16)
+KB_NBW_DECL(rms_norm_backward_f16)
+KB_NBW_DECL(layer_norm_backward_bf16)
+KB_NBW_DECL(rms_norm_backward_bf16)
+static _Alignas(64) float nb_x[NQE], nb_g[NQE], nb_dx[NQE], nb_w[NBD];
+static _Alignas(64) float nb_pw[NBD], nb_pb[NBD], nb_sw[2 * NQE];
+static _Alignas(64) uint16_t nb_xf[NQE], nb_gf[NQE], nb_xb[NQE], nb_gb[NQE];
+static float nb_t[4][4];
+static struct {
+    float c[4], m[4], rstd[4], q[4], na[4];
+} nb_s; /* norm16_simd.h's nb_grp */
+/* x, g in [-1, 1] (the 16-bit rows' rounded from the same), w near 1,
+ * the rows' scalars of a row with mean 0.1 and unit variance */
+static void nb_inputs(void)
+{
+    for (long i = 0; i < NQE; i++) {
+        nb_x[i] = (float)da[i % RN];
+        nb_g[i] = (float)db[(i + 7) % RN];
+        nb_xf[i] = to_f16(nb_x[i]);
+        nb_gf[i] = to_f16(nb_g[i]);
+        nb_xb[i] = to_bf16(nb_x[i]);
+        nb_gb[i] = to_bf16(nb_g[i]);
+    }
+    for (long i = 0; i < NBD; i++)
+        nb_w[i] = 1.0f + (float)da[i] / 64;
+    for (int i = 0; i < 4; i++) {
+        nb_s.c[i] = 0.1f, nb_s.m[i] = 0.01f, nb_s.rstd[i] = 1.0f;
+        nb_s.q[i] = 0.01f, nb_s.na[i] = -0.001f;
+    }
+}
+#define NB_ROW_T(NAME, ROW, X, G)                                         \
+    ROW_T(NAME, (kb_##ROW##__p1((const char *)X, (const char *)G, nb_w,  \
+                                NBD, nb_s.c, nb_sw, nb_t),                \
+                 kb_##ROW##__p2((const char *)X, (const char *)G, nb_w,  \
+                                (char *)nb_dx, NBD, &nb_s, nb_pw, nb_pb,  \
+                                nb_sw)))
+NB_ROW_T(n_lnb_f32, layer_norm_backward_f32, nb_x, nb_g)
+NB_ROW_T(n_rnb_f32, rms_norm_backward_f32, nb_x, nb_g)
+NB_ROW_T(n_lnb_f16, layer_norm_backward_f16, nb_xf, nb_gf)
+NB_ROW_T(n_rnb_f16, rms_norm_backward_f16, nb_xf, nb_gf)
+NB_ROW_T(n_lnb_bf16, layer_norm_backward_bf16, nb_xb, nb_gb)
+NB_ROW_T(n_rnb_bf16, rms_norm_backward_bf16, nb_xb, nb_gb)
+#undef NB_ROW_T
 #undef ROW_T
 #endif
 
@@ -657,12 +716,19 @@ int main(int argc, char **argv)
         {"adagrad_f64_avx512", o_adagrad_f64, RN, RCALLS},
         {"lamb f64 pass 1: moments, norms", l_lamb1_f64, RN, RCALLS},
         {"lamb f64 pass 2: update", l_lamb2_f64, RN, RCALLS},
+        {"layer_norm_backward_f32_avx512", n_lnb_f32, NQE, RCALLS},
+        {"rms_norm_backward_f32_avx512", n_rnb_f32, NQE, RCALLS},
+        {"layer_norm_backward_f16_avx512", n_lnb_f16, NQE, RCALLS},
+        {"rms_norm_backward_f16_avx512", n_rnb_f16, NQE, RCALLS},
+        {"layer_norm_backward_bf16_avx512", n_lnb_bf16, NQE, RCALLS},
+        {"rms_norm_backward_bf16_avx512", n_rnb_bf16, NQE, RCALLS},
 #endif
     };
 #ifdef MIX_TP_ROWS
     row_inputs();
     row_inputs2();
     opt_inputs();
+    nb_inputs();
     for (long i = 0; i < RN; i++) {
         sd1[i] = 0.1 * da[i];
         sd2[i] = 0.1 + 0.45 * (db[i] + 1);

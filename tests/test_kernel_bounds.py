@@ -234,10 +234,14 @@ def half_rows():
              for op in ("mul_backward", "div_backward")
              for lv, dts in kb.HALF_LEVELS.items() if "bf16" in dts} \
         if "KB_BWBIN(mul_backward, HB_MUL, bf16)" in src else set()
+    # KB_NBW2: layer_norm_backward's and rms_norm_backward's passes, f32
+    # and bf16 at avx512 (KB_NB_ON_<DT>: f16's loops are not priced)
+    nbw = {f"{op}_backward_{dt}_avx512" for op in ("layer_norm", "rms_norm")
+           for dt in ("f32", "bf16")} if "KB_NBW2(f32, 4)" in src else set()
     return ({kb.impl_name(f"{op}_{dt}", None, lv)
              for op in ops for lv, dts in kb.HALF_LEVELS.items()
-             for dt in dts} | pow16 | norm | lsm16 | lsmbw16 | bwbin) - \
-        kb.HALF_LEFT_OUT
+             for dt in dts} | pow16 | norm | lsm16 | lsmbw16 | bwbin |
+            nbw) - kb.HALF_LEFT_OUT
 
 
 def loop_rows():

@@ -636,6 +636,12 @@ static inline __mmask16 nb_mask(int64_t D, int64_t k)
  * pipelined: quad j's sums, its scalars, then quad j - 1's dx, so that
  * the scalars' latency (sums folded, a square root, a division) runs
  * beside the next quad's loop. */
+/* NB_KB(DT, pass p1 or p2, rms, n, k): a mark at the start of the step
+ * at k of the quad's loops, which scripts/kernel_bounds_half.c defines to
+ * price a step with llvm-mca; nothing in the rows */
+#ifndef NB_KB
+#define NB_KB(DT, P, rms, n, k) ((void)0)
+#endif
 #define NB_ROWS(DT, ES)                                                     \
     /* lanes mk from k of the quad's n rows' sums (row i at xr + i D,   \
      * gr + i D; rms: c = 0, no sums of d and gh) */                    \
@@ -681,9 +687,11 @@ static inline __mmask16 nb_mask(int64_t D, int64_t k)
             a1[i] = a2[i] = ag[i] = ad[i] = z;                            \
         }                                                                 \
         int64_t k = 0;                                                    \
-        for (; k + 16 <= D; k += 16)                                      \
+        for (; k + 16 <= D; k += 16) {                                    \
+            NB_KB(DT, p1, rms, n, k);                                    \
             nb_qstep_##DT(rms, xr, gr, w, D, n, k, 0xffff, vc, a1, a2, ag, \
                           ad, sx, sg);                                    \
+        }                                                                 \
         if (k < D)                                                        \
             nb_qstep_##DT(rms, xr, gr, w, D, n, k, nb_mask(D, k), vc, a1, \
                           a2, ag, ad, sx, sg);                            \
@@ -761,9 +769,11 @@ static inline __mmask16 nb_mask(int64_t D, int64_t k)
             vna[i] = rms ? _mm512_set1_ps(-0.0f) : _mm512_set1_ps(s->na[i]); \
         }                                                                 \
         int64_t k = 0;                                                    \
-        for (; k + 16 <= D; k += 16)                                      \
+        for (; k + 16 <= D; k += 16) {                                    \
+            NB_KB(DT, p2, rms, n, k);                                    \
             nb_qdxs_##DT(rms, xr, gr, w, dr, D, n, k, 0xffff, vc, vm, vr, \
                          vq, vna, first, pw, pb, sx, sg);                 \
+        }                                                                 \
         if (k < D)                                                        \
             nb_qdxs_##DT(rms, xr, gr, w, dr, D, n, k, nb_mask(D, k), vc,  \
                          vm, vr, vq, vna, first, pw, pb, sx, sg);         \
