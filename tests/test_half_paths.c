@@ -71,7 +71,7 @@ typedef struct {
     int axis;       /* sum/mean (and their backward): -99 none */
     int keepdim;
     int groups;     /* group_norm; the pools: kernel + 10 stride (0:
-                     * none) + 100 padding */
+                     * none) + 100 padding; conv2d: padding */
     int kind;       /* inputs: 0 values in [-3, 3), 1 every pattern,
                      * 2 as 0 with 60 added to x past 8 of each 37,
                      * 3 a in [0.1, 2), b in [-2, 2) (pow's fast path),
@@ -183,6 +183,10 @@ static void set_params(const pcase *c, const tb_op *op, tb_params *p,
                              0);
         assert_int_equal(
             tb_params_set(op, p, "padding", c->groups / 100, NULL, 0), 0);
+    } else if (c->groups && (op->id == TB_OP_conv2d ||
+                              op->id == TB_OP_conv2d_nobias)) {
+        assert_int_equal(
+            tb_params_set(op, p, "padding", c->groups, NULL, 0), 0);
     } else if (c->groups) {
         assert_int_equal(
             tb_params_set(op, p, "num_groups", c->groups, NULL, 0), 0);
@@ -637,6 +641,11 @@ static void test_paths(void **state)
         {TB_OP_conv2d, 3, {SHAPE(3, 1, 28, 28), SHAPE(16, 1, 3, 3), SHAPE(16)}, SHAPE(3, 16, 26, 26), NONE, 0, 0, 1},
         {TB_OP_conv2d_nobias, 2, {SHAPE(2, 2, 9, 21), SHAPE(12, 2, 3, 3)}, SHAPE(2, 12, 7, 19), NONE, 0, 0, 0},
         {TB_OP_conv2d_nobias, 2, {SHAPE(2, 2, 9, 21), SHAPE(12, 2, 3, 3)}, SHAPE(2, 12, 7, 19), NONE, 0, 0, 1},
+        /* rows of whole vectors (OW 16, 32), padding 1 (groups: the
+         * conv's padding) and 0 */
+        {TB_OP_conv2d_nobias, 2, {SHAPE(2, 4, 16, 16), SHAPE(8, 4, 3, 3)}, SHAPE(2, 8, 16, 16), NONE, 0, 1, 0},
+        {TB_OP_conv2d_nobias, 2, {SHAPE(2, 4, 16, 16), SHAPE(8, 4, 3, 3)}, SHAPE(2, 8, 16, 16), NONE, 0, 1, 1},
+        {TB_OP_conv2d, 3, {SHAPE(2, 1, 6, 34), SHAPE(12, 1, 3, 3), SHAPE(12)}, SHAPE(2, 12, 4, 32), NONE, 0, 0, 1},
     };
     runs = 0;
     for (size_t i = 0; i < sizeof conv / sizeof conv[0]; i++)

@@ -159,13 +159,22 @@ void tb_cpu_convd_fwd_f64_avx512(const double *xp, const double *wp,
  * rounded once to f16 as it is stored (vcvtps2ph, to nearest even: the
  * f16 rows' narrowing, so the bits of the f32 row narrowed); false (and
  * nothing written) where those tiles do not take the convolution
- * (tb_cpu_convd_fwd_h_fits: tb_cpu_convd_oflat, R up to
+ * (tb_cpu_convd_fwd_h_fits: tb_cpu_convd_oflat or rows of whole
+ * vectors, R up to
  * TB_CPU_CONVD_FWD_MAX_R, channel blocks of 4 to 8). */
 static inline bool tb_cpu_convd_fwd_h_fits(const tb_cpu_convd_geom *g)
 {
     const int64_t R = g->C * g->KH * g->KW, ot = g->O % TB_CPU_CONVD_OB;
+    /* also rows of whole vectors (OW a multiple of 16: as many
+     * output-flat vectors as along the rows, none reaching a second
+     * row), which the f32 driver runs along the rows: the 16-bit rows
+     * have no other direct loop (conv2d_nobias 8x4x16x16 padding 1:
+     * see ARCHITECTURE.md) */
+    const int64_t nq = (g->OH * g->OW + 15) / 16;
     /* a block of 3 or fewer channels runs the one-channel tiles */
-    return R <= TB_CPU_CONVD_FWD_MAX_R && tb_cpu_convd_oflat(g, 16) &&
+    return R <= TB_CPU_CONVD_FWD_MAX_R &&
+           (tb_cpu_convd_oflat(g, 16) ||
+            (g->OW % 16 == 0 && nq <= TB_CPU_CONVD_FLAT_MAXV)) &&
            (ot == 0 || ot > 3);
 }
 /* bf16 (the avx512 level's bf16 rows: no vcvtneps2bf16 there): the same
