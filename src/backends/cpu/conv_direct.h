@@ -154,27 +154,42 @@ void tb_cpu_convd_fwd_f64_avx512(const double *xp, const double *wp,
                                  const double *bias, double *out,
                                  const tb_cpu_convd_geom *g);
 
-/* f16 conv2d at the avx512 level (drv_conv.c): the f32 forward's
+/* f16 (and bf16) conv2d at the avx512 level (drv_conv.c): the f32 forward's
  * output-flat tiles on the image and weights widened to f32, each sum
  * rounded once to f16 as it is stored (vcvtps2ph, to nearest even: the
  * f16 rows' narrowing, so the bits of the f32 row narrowed); false (and
  * nothing written) where those tiles do not take the convolution
- * (tb_cpu_convd_fwd_h_fits: tb_cpu_convd_oflat, R up to
+ * (tb_cpu_convd_fwd_h_fits: tb_cpu_convd_oflat or rows of whole
+ * vectors, R up to
  * TB_CPU_CONVD_FWD_MAX_R, channel blocks of 4 to 8). */
 static inline bool tb_cpu_convd_fwd_h_fits(const tb_cpu_convd_geom *g)
 {
     const int64_t R = g->C * g->KH * g->KW, ot = g->O % TB_CPU_CONVD_OB;
+    /* also rows of whole vectors (OW a multiple of 16: as many
+     * output-flat vectors as along the rows, none reaching a second
+     * row), which the f32 driver runs along the rows: the 16-bit rows
+     * have no other direct loop (conv2d_nobias 8x4x16x16 padding 1:
+     * see ARCHITECTURE.md) */
+    const int64_t nq = (g->OH * g->OW + 15) / 16;
     /* a block of 3 or fewer channels runs the one-channel tiles */
-    return R <= TB_CPU_CONVD_FWD_MAX_R && tb_cpu_convd_oflat(g, 16) &&
+    return R <= TB_CPU_CONVD_FWD_MAX_R &&
+           (tb_cpu_convd_oflat(g, 16) ||
+            (g->OW % 16 == 0 && nq <= TB_CPU_CONVD_FLAT_MAXV)) &&
            (ot == 0 || ot > 3);
 }
+/* bf16 (the avx512 level's bf16 rows: no vcvtneps2bf16 there): the same
+ * tiles, each sum rounded once to bf16 by ops/half.h's tb_f32_to_bf16
+ * (to nearest even, a NaN quiet), the bits of half.c's widen / f32 row /
+ * narrow path */
 bool tb_cpu_convd_fwd_f32h_avx512(const float *xp, const float *wp,
                                   const float *bias, uint16_t *out,
-                                  const tb_cpu_convd_geom *g);
-/* rows rows of n f16 from src (rows ss elements apart) widened into dst
- * (ds apart), exactly */
+                                  const tb_cpu_convd_geom *g, bool bf16);
+/* rows rows of n f16 (bf16) from src (rows ss elements apart) widened
+ * into dst (ds apart), exactly */
 void tb_cpu_convd_widen_f16(const uint16_t *src, int64_t ss, float *dst,
                             int64_t ds, int64_t rows, int64_t n);
+void tb_cpu_convd_widen_bf16(const uint16_t *src, int64_t ss, float *dst,
+                             int64_t ds, int64_t rows, int64_t n);
 
 /* The weight gradient of output channels [o0, o1) over n images:
  * dw [o, c, kh, kw] = sum over the images, oh, ow of g [n, o, oh, ow] *

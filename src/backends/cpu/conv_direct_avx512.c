@@ -556,10 +556,42 @@ CONVD_OTILE(f32h, float, __m512, 16, __mmask16, 2, _mm512_set1_ps,
 CONVD_OTILE(f32h, float, __m512, 16, __mmask16, 3, _mm512_set1_ps,
             _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
             _mm512_mask_loadu_ps, uint16_t, convd_sto_h)
+/* bf16 outputs of the f32 loops (the bf16 rows at the avx512 level,
+ * no vcvtneps2bf16): each f32 lane rounded once to nearest even on its
+ * lower 16 bits, a NaN kept with its quiet bit set (ops/half.h's
+ * tb_f32_to_bf16, half.c's narrowing of the f32 row) */
+static inline void convd_sto_b(uint16_t *p, __m512 v)
+{
+    const __m512i b = _mm512_castps_si512(v);
+    const __m512i r = _mm512_add_epi32(
+        b, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+                            _mm512_and_si512(_mm512_srli_epi32(b, 16),
+                                             _mm512_set1_epi32(1))));
+    const __m512i q = _mm512_mask_or_epi32(
+        r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), b,
+        _mm512_set1_epi32(0x00400000));
+    /* the lanes' upper words to the low 256 bits by one vpermw (a
+     * shift and vpmovdw took 3 uops on the shuffle port's side) */
+    const __m512i up = _mm512_set_epi16(
+        31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1, 31, 29,
+        27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    _mm256_storeu_si256(
+        (__m256i *)p,
+        _mm512_castsi512_si256(_mm512_permutexvar_epi16(up, q)));
+}
+CONVD_OTILE(f32b, float, __m512, 16, __mmask16, 1, _mm512_set1_ps,
+            _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
+            _mm512_mask_loadu_ps, uint16_t, convd_sto_b)
+CONVD_OTILE(f32b, float, __m512, 16, __mmask16, 2, _mm512_set1_ps,
+            _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
+            _mm512_mask_loadu_ps, uint16_t, convd_sto_b)
+CONVD_OTILE(f32b, float, __m512, 16, __mmask16, 3, _mm512_set1_ps,
+            _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
+            _mm512_mask_loadu_ps, uint16_t, convd_sto_b)
 
 bool tb_cpu_convd_fwd_f32h_avx512(const float *xp, const float *wp,
                                   const float *bias, uint16_t *out,
-                                  const tb_cpu_convd_geom *g)
+                                  const tb_cpu_convd_geom *g, bool bf16)
 {
     enum { V = 16 };
     const int64_t P = g->OH * g->OW, R = g->C * g->KH * g->KW;
@@ -600,14 +632,17 @@ bool tb_cpu_convd_fwd_f32h_avx512(const float *xp, const float *wp,
             uint16_t *o = sc ? ob : out + o0 * P + q * V;
             const int64_t Po = sc ? 3 * V : P;
             if (nv == 1)
-                convd_otile_f32h_1(xp, off, R, w, b, o, Po, nrows, oa + q,
-                                   om0 + q, om1 + q, gap);
+                (bf16 ? convd_otile_f32b_1 : convd_otile_f32h_1)(
+                    xp, off, R, w, b, o, Po, nrows, oa + q, om0 + q, om1 + q,
+                    gap);
             else if (nv == 2)
-                convd_otile_f32h_2(xp, off, R, w, b, o, Po, nrows, oa + q,
-                                   om0 + q, om1 + q, gap);
+                (bf16 ? convd_otile_f32b_2 : convd_otile_f32h_2)(
+                    xp, off, R, w, b, o, Po, nrows, oa + q, om0 + q, om1 + q,
+                    gap);
             else
-                convd_otile_f32h_3(xp, off, R, w, b, o, Po, nrows, oa + q,
-                                   om0 + q, om1 + q, gap);
+                (bf16 ? convd_otile_f32b_3 : convd_otile_f32h_3)(
+                    xp, off, R, w, b, o, Po, nrows, oa + q, om0 + q, om1 + q,
+                    gap);
             for (int i = 0; sc && i < nrows; i++)
                 for (int v = 0; v < nv; v++)
                     _mm256_mask_storeu_epi16(
@@ -639,6 +674,22 @@ void tb_cpu_convd_widen_f16(const uint16_t *src, int64_t ss, float *dst,
                 _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, src + i)));
         }
     }
+}
+
+void tb_cpu_convd_widen_bf16(const uint16_t *src, int64_t ss, float *dst,
+                             int64_t ds, int64_t rows, int64_t n)
+{
+    for (int64_t r = 0; r < rows; r++, src += ss, dst += ds)
+        for (int64_t i = 0; i < n; i += 16) {
+            const __mmask16 m =
+                n - i >= 16 ? (__mmask16)0xffff : convd_mask_f32(n - i);
+            _mm512_mask_storeu_ps(
+                dst + i, m,
+                _mm512_castsi512_ps(_mm512_slli_epi32(
+                    _mm512_cvtepu16_epi32(
+                        _mm256_maskz_loadu_epi16(m, src + i)),
+                    16)));
+        }
 }
 
 /* db [o] = the rows g [q, o] summed over the images q < n (each by

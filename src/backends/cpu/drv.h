@@ -227,12 +227,13 @@ int tb_cpu_matmul_batched(tb_cpu_ctx *c, tb_dtype dt, int lv, const void *a,
                           const void *b, void *out, int64_t batch,
                           int64_t M, int64_t K, int64_t N);
 
-/* f16 conv2d (with_bias) / conv2d_nobias at the avx512 level
- * (drv_conv.c; half_part.c's): the f32 direct loops on the image and
- * weights widened, f16 stores (the f32 row's sums narrowed once, as
- * half.c's path); 1 (nothing done) where those loops do not take it. */
-int tb_cpu_conv2d_f16(void *ctx, const tb_tensor *in, tb_tensor *out,
-                      const tb_params *p, bool with_bias);
+/* f16 and bf16 (dt) conv2d (with_bias) / conv2d_nobias at the avx512
+ * level (drv_conv.c; half_part.c's): the f32 direct loops on the image
+ * and weights widened, 16-bit stores (the f32 row's sums narrowed once,
+ * as half.c's path); 1 (nothing done) where those loops do not take
+ * it. */
+int tb_cpu_conv2d_h16(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, tb_dtype dt, bool with_bias);
 
 /* ---- entry points ------------------------------------------------- */
 

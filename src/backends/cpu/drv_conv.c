@@ -102,9 +102,9 @@ typedef struct cpu_conv_job {
     /* bf16 by its direct loop (wp: pairs of taps' weights in dwords):
      * biasf the bias in f32 */
     const float *biasf;
-    /* f16 at avx512 (tb_cpu_conv2d_f16): the f32 loops on the image and
-     * weights widened (the parts' buffers and wp in f32: bsz bytes an
-     * element, esz for x and out), f16 stores */
+    /* f16 and bf16 at avx512 (tb_cpu_conv2d_h16): the f32 loops on the
+     * image and weights widened (the parts' buffers and wp in f32: bsz
+     * bytes an element, esz for x and out), 16-bit stores */
     bool h16;
     size_t bsz;
     int rc[TB_MAX_AXIS_VALUES]; /* per part */
@@ -127,16 +127,17 @@ static int cpu_conv_direct(const cpu_conv_job *j, char *pad, int64_t lo,
         const char *xn = j->x + (size_t)(n * chw) * es;
         char *on = j->o + (size_t)(n * j->O * j->P) * es;
         if (j->h16) {
-            /* the image widened into the f32 buffer, f16 stores */
+            /* the image widened into the f32 buffer, 16-bit stores */
             float *xf = (float *)pad;
             for (int64_t ci = 0; ci < g->C; ci++)
-                tb_cpu_convd_widen_f16(
+                (j->dt == TB_BF16 ? tb_cpu_convd_widen_bf16
+                                  : tb_cpu_convd_widen_f16)(
                     (const uint16_t *)xn + ci * g->H * g->W, g->W,
                     xf + (ci * Hp + g->pad) * Wp + g->pad, Wp, g->H, g->W);
             if (!tb_cpu_convd_fwd_f32h_avx512(xf, (const float *)j->wp,
                                               j->biasf, (uint16_t *)on,
-                                              &j->dg))
-                return TB_EINVAL; /* tb_cpu_conv2d_f16 checked it */
+                                              &j->dg, j->dt == TB_BF16))
+                return TB_EINVAL; /* tb_cpu_conv2d_h16 checked it */
             continue;
         }
         if (g->pad > 0) {
@@ -262,20 +263,22 @@ static void cpu_conv_task(void *argp, int part, int nparts)
 static void cpu_convd_pack(cpu_conv_job *j, char *wp, size_t wpsz)
 {
     if (j->h16) {
-        /* f16 widened exactly into the f32 layout, then the bias */
+        /* f16 / bf16 widened exactly into the f32 layout, then the bias */
         const int64_t nb = (j->O + TB_CPU_CONVD_OB - 1) / TB_CPU_CONVD_OB;
+        float (*const wd)(uint16_t) =
+            j->dt == TB_BF16 ? tb_bf16_to_f32 : tb_f16_to_f32;
         float *d = (float *)wp;
         memset(d, 0, (size_t)(nb * TB_CPU_CONVD_OB * j->R) * sizeof *d);
         for (int64_t o = 0; o < j->O; o++)
             for (int64_t r = 0; r < j->R; r++)
                 d[((o / TB_CPU_CONVD_OB) * j->R + r) * TB_CPU_CONVD_OB +
                   o % TB_CPU_CONVD_OB] =
-                    tb_f16_to_f32(((const uint16_t *)j->w)[o * j->R + r]);
+                    wd(((const uint16_t *)j->w)[o * j->R + r]);
         j->wp = wp;
         if (j->bias) {
             float *bf = (float *)wp + (wpsz - (size_t)j->O);
             for (int64_t o = 0; o < j->O; o++)
-                bf[o] = tb_f16_to_f32(((const uint16_t *)j->bias)[o]);
+                bf[o] = wd(((const uint16_t *)j->bias)[o]);
             j->biasf = bf;
         }
         return;
@@ -374,8 +377,10 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
         .dt = dt,
         .lv = lv,
         .esz = tb_dtype_size(dt),
-        .h16 = dt == TB_F16,
-        .bsz = dt == TB_F16 ? sizeof(float) : tb_dtype_size(dt),
+        .h16 = dt == TB_F16 || (dt == TB_BF16 && lv == TB_ISA_AVX512),
+        .bsz = dt == TB_F16 || (dt == TB_BF16 && lv == TB_ISA_AVX512)
+                   ? sizeof(float)
+                   : tb_dtype_size(dt),
         .x = x->data,
         .w = w->data,
         .bias = with_bias ? in[2].data : NULL,
@@ -402,11 +407,12 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     size_t wpsz = 0;
 #if TB_CPU_HAVE_AVX512
     const int vl = dt == TB_F64 ? 8 : 16; /* lanes of a vector */
-    /* bf16 comes here at the avx512bf16 level only (kreg.h's
-     * TB_CPU_HALF_MM rows; below it half.c's conversions around f32):
-     * its own direct loop, two taps a vdpbf16ps */
+    /* bf16 comes here at the avx512bf16 level (kreg.h's TB_CPU_HALF_MM
+     * rows): its own direct loop, two taps a vdpbf16ps; at the avx512
+     * level from tb_cpu_conv2d_h16 only (h16: the f16 path's f32 loops;
+     * else half.c's conversions around f32) */
     j.direct = lv >= TB_ISA_AVX512 && st == 1 &&
-               (((dt == TB_F32 || dt == TB_F64 || dt == TB_F16) &&
+               (((dt == TB_F32 || dt == TB_F64 || j.h16) &&
                  tb_cpu_convd_fwd_fits(j.R, j.O, j.g.OW, vl)) ||
                 (dt == TB_BF16 && TB_CPU_HAVE_AVX512BF16 &&
                  tb_cpu_convd_fits(j.R, j.g.OW, vl)));
@@ -418,11 +424,12 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
                                    j.g.OW, dil};
         j.colsz = pad > 0 || j.h16 ? (size_t)(j.g.C * j.dg.Hp * j.dg.Wp)
                                    : 0;
-        /* bf16: two taps a dword, then biasf (f32) */
-        const int64_t rw = dt == TB_BF16 ? 2 * ((j.R + 1) / 2) : j.R;
+        /* bf16 (avx512bf16): two taps a dword, then biasf (f32) */
+        const int64_t rw =
+            dt == TB_BF16 && !j.h16 ? 2 * ((j.R + 1) / 2) : j.R;
         wpsz = (size_t)((j.O + TB_CPU_CONVD_OB - 1) / TB_CPU_CONVD_OB *
                         TB_CPU_CONVD_OB * rw);
-        if (dt == TB_BF16)
+        if (dt == TB_BF16 && !j.h16)
             wpsz += 2 * (size_t)j.O;
         if (j.h16)
             wpsz += (size_t)j.O; /* biasf */
@@ -432,7 +439,7 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     }
 #endif
     if (j.h16 && !j.direct)
-        return TB_EINVAL; /* tb_cpu_conv2d_f16 checked it */
+        return TB_EINVAL; /* tb_cpu_conv2d_h16 checked it */
     j.col = tb_alloc(((size_t)parts * j.colsz + wpsz) * j.bsz);
     if (!j.col)
         return TB_ENOMEM;
@@ -458,15 +465,16 @@ static int cpu_conv2d(void *ctx, const tb_tensor *in, tb_tensor *out,
     return rc;
 }
 
-int tb_cpu_conv2d_f16(void *ctx, const tb_tensor *in, tb_tensor *out,
-                      const tb_params *p, bool with_bias)
+int tb_cpu_conv2d_h16(void *ctx, const tb_tensor *in, tb_tensor *out,
+                      const tb_params *p, tb_dtype dt, bool with_bias)
 {
 #if TB_CPU_HAVE_AVX512
     if (!ctx || !in || !out || tb_cpu_isa(ctx) < TB_ISA_AVX512)
         return 1;
     const tb_tensor *x = &in[0], *w = &in[1];
     if (x->ndim != 4 || w->ndim != 4 || out->ndim != 4 ||
-        x->dtype != TB_F16 || w->dtype != TB_F16 || out->dtype != TB_F16)
+        (dt != TB_F16 && dt != TB_BF16) || x->dtype != dt ||
+        w->dtype != dt || out->dtype != dt)
         return 1;
     const tb_op *op =
         tb_op_get(with_bias ? TB_OP_conv2d : TB_OP_conv2d_nobias);
@@ -484,9 +492,9 @@ int tb_cpu_conv2d_f16(void *ctx, const tb_tensor *in, tb_tensor *out,
     if (O < 1 || OH < 1 || !tb_cpu_convd_fwd_fits(R, O, OW, 16) ||
         !tb_cpu_convd_fwd_h_fits(&dg))
         return 1;
-    return cpu_conv2d(ctx, in, out, p, TB_F16, with_bias, TB_ISA_AVX512);
+    return cpu_conv2d(ctx, in, out, p, dt, with_bias, TB_ISA_AVX512);
 #else
-    (void)ctx, (void)in, (void)out, (void)p, (void)with_bias;
+    (void)ctx, (void)in, (void)out, (void)p, (void)dt, (void)with_bias;
     return 1;
 #endif
 }

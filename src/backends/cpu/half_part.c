@@ -469,10 +469,10 @@ int tb_cpu_half_part(void *ctx, const tb_op *op, tb_dtype dt, int isa,
                      const tb_params *p)
 {
     switch (op->id) {
-    case TB_OP_conv2d: /* f16 at avx512: drv_conv.c's direct loops */
+    case TB_OP_conv2d: /* f16, bf16 at avx512: drv_conv.c's direct loops */
     case TB_OP_conv2d_nobias:
-        if (dt == TB_F16 && isa == TB_ISA_AVX512)
-            return tb_cpu_conv2d_f16(ctx, in, out, p,
+        if ((dt == TB_F16 || dt == TB_BF16) && isa == TB_ISA_AVX512)
+            return tb_cpu_conv2d_h16(ctx, in, out, p, dt,
                                      op->id == TB_OP_conv2d);
         return 1;
     case TB_OP_group_norm:
