@@ -88,14 +88,16 @@ static tb_params case_params(const tb_op *op, const agv_case *c)
     return p;
 }
 
-static void *cpu_new(void)
+static void *cpu_new_isa(const char *isa)
 {
-    const char *vals[2] = {"auto", "1"};
+    const char *vals[2] = {isa, "1"};
     void *ctx = NULL;
     char err[256];
     assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
     return ctx;
 }
+
+static void *cpu_new(void) { return cpu_new_isa("auto"); }
 
 /* Compares got (f64 host) with the case's expected output o. */
 static void compare(const agv_case *c, const tb_op *op, tb_dtype dt,
@@ -326,44 +328,50 @@ static void test_shape_rules(void **state)
 static void test_bad_targets(void **state)
 {
     (void)state;
-    void *ctx = cpu_new();
-    /* out of range, fractions, NaN, infinities, an integer past 2^53;
-     * at the first, a middle and the last of 6 targets (the rows check
-     * them in a vectorized loop and gather four at a time) */
-    const double bad[] = {5,   -1,        1.5,      NAN,    INFINITY,
-                          -INFINITY, 4.999999, 0x1p53, -0.5,  1e300};
-    const int at[] = {0, 3, 5};
-    for (size_t b = 0; b < sizeof bad / sizeof bad[0] * 3; b++)
-        for (int which = 0; which < 2; which++) {
-            const tb_op *op =
-                tb_op_find(which ? "nll_loss_backward" : "nll_loss");
-            agv_shape gs = {1, {1}}, ls = {2, {6, 5}}, ts = {1, {6}};
-            const double g[1] = {1}, lp[30] = {0};
-            double t[6] = {0, 4, 1, 2, 3, -0.0}; /* -0: class 0 */
-            t[at[b % 3]] = bad[b / 3];
-            for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
-                tb_tensor in[3], out, ref;
-                int k = 0;
-                if (which)
-                    tensor_from(&in[k++], (tb_dtype)dt, &gs, g);
-                tensor_from(&in[k++], (tb_dtype)dt, &ls, lp);
-                tensor_from(&in[k++], (tb_dtype)dt, &ts, t);
-                tb_shape os = which ? SHAPE(6, 5) : (tb_shape){0, {0}};
-                assert_int_equal(tb_tensor_create(&out, (tb_dtype)dt, &os),
-                                 0);
-                assert_int_equal(tb_tensor_create(&ref, TB_F64, &os), 0);
-                tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, NULL,
-                                            NULL).fn;
-                assert_non_null(fn);
-                assert_int_equal(fn(ctx, in, &out, NULL), TB_EINVAL);
-                assert_int_equal(op->ref(in, &ref, NULL), TB_EINVAL);
-                for (int i = 0; i < k; i++)
-                    tb_tensor_destroy(&in[i]);
-                tb_tensor_destroy(&out);
-                tb_tensor_destroy(&ref);
+    /* the C rows (isa scalar) and the best level's (auto: nll_avx512.h's
+     * rows where the CPU has AVX-512) */
+    for (int lv = 0; lv < 2; lv++) {
+        void *ctx = cpu_new_isa(lv ? "auto" : "scalar");
+        /* out of range, fractions, NaN, infinities, an integer past 2^53;
+         * at the first, a middle and the last of 6 targets and the tail of
+         * 10 (the rows check them in a vectorized loop and gather 4 or 8 at
+         * a time) */
+        const double bad[] = {5,   -1,        1.5,      NAN,    INFINITY,
+                              -INFINITY, 4.999999, 0x1p53, -0.5,  1e300};
+        const int at[] = {0, 3, 5, 9};
+        for (size_t b = 0; b < sizeof bad / sizeof bad[0] * 4; b++)
+            for (int which = 0; which < 2; which++) {
+                const tb_op *op =
+                    tb_op_find(which ? "nll_loss_backward" : "nll_loss");
+                agv_shape gs = {1, {1}}, ls = {2, {10, 5}}, ts = {1, {10}};
+                const double g[1] = {1}, lp[50] = {0};
+                /* -0: class 0 */
+                double t[10] = {0, 4, 1, 2, 3, -0.0, 1, 2, 3, 4};
+                t[at[b % 4]] = bad[b / 4];
+                for (int dt = 0; dt < TB_DTYPE_FULL_COUNT; dt++) {
+                    tb_tensor in[3], out, ref;
+                    int k = 0;
+                    if (which)
+                        tensor_from(&in[k++], (tb_dtype)dt, &gs, g);
+                    tensor_from(&in[k++], (tb_dtype)dt, &ls, lp);
+                    tensor_from(&in[k++], (tb_dtype)dt, &ts, t);
+                    tb_shape os = which ? SHAPE(10, 5) : (tb_shape){0, {0}};
+                    assert_int_equal(tb_tensor_create(&out, (tb_dtype)dt, &os),
+                                     0);
+                    assert_int_equal(tb_tensor_create(&ref, TB_F64, &os), 0);
+                    tb_kernel_fn fn = B->kernel(ctx, op, (tb_dtype)dt, NULL,
+                                                NULL).fn;
+                    assert_non_null(fn);
+                    assert_int_equal(fn(ctx, in, &out, NULL), TB_EINVAL);
+                    assert_int_equal(op->ref(in, &ref, NULL), TB_EINVAL);
+                    for (int i = 0; i < k; i++)
+                        tb_tensor_destroy(&in[i]);
+                    tb_tensor_destroy(&out);
+                    tb_tensor_destroy(&ref);
+                }
             }
-        }
-    B->destroy(ctx);
+        B->destroy(ctx);
+    }
 }
 
 /* ---- 5. coverage ----------------------------------------------------------------- */

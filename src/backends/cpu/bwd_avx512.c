@@ -5,3 +5,6 @@
 #include "isa.h"
 
 BW_ENTRIES(avx512, TB_ISA_AVX512)
+
+/* nll_loss's and nll_loss_backward's rows of the level */
+#include "nll_avx512.h"

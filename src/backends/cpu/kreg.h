@@ -320,7 +320,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
  * f64; sum_backward and mean_backward f64: fill_f64_simd.h; add, sub,
  * mul and div_backward: bwd_bin_simd.h; linear_backward's narrow layers:
  * linbwd_avx512.c; conv2d_backward's avx512 rows: backward.c on
- * conv_direct.h's loops). */
+ * conv_direct.h's loops; nll_loss and nll_loss_backward: nll_avx512.h in
+ * bwd_avx512.c). */
 #define TB_CPU_ROWS_BACKWARD(X)                                           \
     TB_CPU_LADDER2(X, relu_backward, c)                                   \
     TB_CPU_LADDER2(X, sigmoid_backward, c)                                \
@@ -333,7 +334,12 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_C2(X, matmul_backward)                                         \
     TB_CPU_AVX512(X, linear_backward, f32, c) X(linear_backward, f32, c, c) \
     TB_CPU_AVX512(X, linear_backward, f64, c) X(linear_backward, f64, c, c) \
-    TB_CPU_C2(X, nll_loss) TB_CPU_C2(X, nll_loss_backward)                \
+    TB_CPU_AVX512(X, nll_loss, f32, c) X(nll_loss, f32, c, c)             \
+    TB_CPU_AVX512(X, nll_loss, f64, c) X(nll_loss, f64, c, c)             \
+    TB_CPU_AVX512(X, nll_loss_backward, f32, c)                           \
+    X(nll_loss_backward, f32, c, c)                                       \
+    TB_CPU_AVX512(X, nll_loss_backward, f64, c)                           \
+    X(nll_loss_backward, f64, c, c)                                       \
     TB_CPU_LADDER2(X, max_pool2d_backward, c)                             \
     TB_CPU_LADDER2(X, avg_pool2d_backward, c)                             \
     TB_CPU_AVX512(X, conv2d_backward, f32, c)                             \
