@@ -41,9 +41,15 @@ static double now_ns(void)
     return t.tv_sec * 1e9 + t.tv_nsec;
 }
 
+static void *bases[16]; /* the allocations, freed at the end */
+static int nbases;
+
 static double *arr(size_t bytes, int k)
 {
-    char *p = aligned_alloc(1 << 21, bytes + (1 << 21));
+    /* (aligned_alloc's size a multiple of the alignment) */
+    const size_t huge = (size_t)1 << 21;
+    char *p = aligned_alloc(huge, (bytes + 2 * huge - 1) / huge * huge);
+    bases[nbases++] = p;
     if (!p) {
         fprintf(stderr, "lbfgs_tp: out of memory\n");
         exit(1);
@@ -177,5 +183,7 @@ int main(int argc, char **argv)
            best[2] / 1e3, 48.0 * NEL * 8 / best[2]);
     printf("  8 MiB updated 3 times              %8.1f (%.1f GB/s)\n",
            best[3] / 1e3, 2 * 48.0 * NEL * 8 / best[3]);
+    for (int i = 0; i < nbases; i++)
+        free(bases[i]);
     return sink == 0.5 ? 1 : 0;
 }
