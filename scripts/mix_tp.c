@@ -27,6 +27,7 @@
  * rounds (default 41), the clock the largest. */
 #define _POSIX_C_SOURCE 199309L
 #include <immintrin.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

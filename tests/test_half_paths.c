@@ -447,6 +447,10 @@ static void test_paths(void **state)
         {TB_OP_sum, 1, {SHAPE(300, 1)}, SHAPE(300), 1, 0, 0, 7},
         {TB_OP_mean, 1, {SHAPE(3, 41, 7)}, SHAPE(3, 41, 1), 2, 1, 0, 0},
         {TB_OP_mean, 1, {SHAPE(29, 17)}, SHAPE(29), -1, 0, 0, 0},
+        /* whole blocks of TB_CPU_SUM_BLOCK (f16 at avx512: the halves
+         * on AMD, hs_part's vectors elsewhere), every element and rows */
+        {TB_OP_sum, 1, {SHAPE(5 * 1024 + 77)}, SHAPE(1), NONE, 1, 0, 0},
+        {TB_OP_mean, 1, {SHAPE(4, 2100)}, SHAPE(4), -1, 0, 0, 0},
         {TB_OP_max, 1, {SHAPE(1000, 10)}, SHAPE(1000, 1), -1, 1, 0, 5},
         {TB_OP_max, 1, {SHAPE(500, 16)}, SHAPE(500), -1, 0, 0, 1},
         {TB_OP_max, 1, {SHAPE(333, 8)}, SHAPE(333), -1, 0, 0, 6},
@@ -625,10 +629,24 @@ static void test_paths(void **state)
     };
     const tb_dtype dts[2] = {TB_BF16, TB_F16};
     int runs = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        for (int d = 0; d < 2; d++)
-            runs += run_case(&cases[i], dts[d], 0x16b0 + i * 2 + (size_t)d,
-                             0, 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        /* the reductions as either vendor: f16 sum, mean and var at
+         * avx512 take 256-bit halves on AMD only (half_red_simd.h,
+         * var_simd.h) */
+        const tb_op_id id = cases[i].op;
+        const int vendors = id == TB_OP_sum || id == TB_OP_mean ||
+                                    id == TB_OP_var
+                                ? 2
+                                : 1;
+        for (int amd = 0; amd < vendors; amd++) {
+            if (vendors == 2)
+                tb_cpu_isa_amd_set(amd);
+            for (int d = 0; d < 2; d++)
+                runs += run_case(&cases[i], dts[d],
+                                 0x16b0 + i * 2 + (size_t)d, 0, 0);
+        }
+        tb_cpu_isa_amd_set(-1);
+    }
     print_message("# %d runs bit for bit (%zu cases, both dtypes)\n", runs,
                   sizeof cases / sizeof cases[0]);
     /* both dtypes, bf16 up to the avx512 level (run_case) */
@@ -1181,15 +1199,23 @@ static void test_var16_lane_bits(void **state)
                                          0);
                         assert_int_equal(r->fn(ctx, &f, &out, &p), 0);
                         const float want = *(const float *)out.data;
-                        const float got = lanes[l].fn(hx, n, corr, dts[d]);
-                        if (memcmp(&got, &want, sizeof got))
-                            fail_msg("var16 lane %s %s n %lld mean %g "
-                                     "corr %d: %a, f32 row %a",
-                                     tb_cpu_isa_name(lanes[l].lv),
-                                     tb_dtype_name(dts[d]), (long long)n,
-                                     m < 3 ? mid[m] : -1, corr, (double)got,
-                                     (double)want);
-                        runs++;
+                        /* as either vendor: f16 at avx512 takes
+                         * var_simd.h's ymm halves on AMD only */
+                        for (int amd = 0; amd <= 1; amd++) {
+                            tb_cpu_isa_amd_set(amd);
+                            const float got =
+                                lanes[l].fn(hx, n, corr, dts[d]);
+                            if (memcmp(&got, &want, sizeof got))
+                                fail_msg("var16 lane %s %s n %lld mean %g "
+                                         "corr %d amd %d: %a, f32 row %a",
+                                         tb_cpu_isa_name(lanes[l].lv),
+                                         tb_dtype_name(dts[d]),
+                                         (long long)n, m < 3 ? mid[m] : -1,
+                                         corr, amd, (double)got,
+                                         (double)want);
+                            runs++;
+                        }
+                        tb_cpu_isa_amd_set(-1);
                     }
                     tb_tensor_destroy(&h);
                     tb_tensor_destroy(&f);

@@ -70,9 +70,27 @@ static inline int64_t hs_fold4_steps_bf16(const uint16_t *p, int64_t m,
     hs_eo_join(e1, o1, a2, a3);
     return j;
 }
+/* f16's four accumulators of the level's vectors, each value widened
+ * by the level's vcvtph2ps: avx2, and avx512 on Intel (below) */
+static inline int64_t hs_fold4_steps_f16v(const uint16_t *p, int64_t m,
+                                          vf *a0, vf *a1, vf *a2, vf *a3)
+{
+    const int64_t L = VS_LANES;
+    vf s0 = *a0, s1 = *a1, s2 = *a2, s3 = *a3;
+    int64_t j = 0;
+    for (; j + 4 * L <= m; j += 4 * L) {
+        s0 = v_add(s0, h_f16_ld1(p + j));
+        s1 = v_add(s1, h_f16_ld1(p + j + L));
+        s2 = v_add(s2, h_f16_ld1(p + j + 2 * L));
+        s3 = v_add(s3, h_f16_ld1(p + j + 3 * L));
+    }
+    *a0 = s0, *a1 = s1, *a2 = s2, *a3 = s3;
+    return j;
+}
 #if VS_LANES == 16
-/* f16 at avx512: each 16-lane accumulator as two 8-lane halves, each
- * half's values widened by a 256-bit vcvtph2ps (0.5 cycles on Zen 4
+/* f16 at avx512 on AMD (HS_WHOLE_f16): each 16-lane accumulator as two
+ * 8-lane halves, each half's values widened by a 256-bit vcvtph2ps
+ * (0.5 cycles on Zen 4
  * against 1.33 for the 512-bit form alone, 2 beside the adds) and added
  * as fma(x, 1, acc) (one rounding of acc + x: add's bits) on the FMA
  * pipes: 1M values in L1 at 52 values/ns against 29 (a loop of the two
@@ -81,6 +99,8 @@ static inline int64_t hs_fold4_steps_bf16(const uint16_t *p, int64_t m,
 static inline int64_t hs_fold4_steps_f16(const uint16_t *p, int64_t m,
                                          vf *a0, vf *a1, vf *a2, vf *a3)
 {
+    if (!tb_cpu_isa_amd()) /* the halves on AMD only: HS_WHOLE_f16 */
+        return hs_fold4_steps_f16v(p, m, a0, a1, a2, a3);
     const __m256 one = _mm256_set1_ps(1.0f);
 #define HS_LO8(a) _mm512_castps512_ps256(a)
 #define HS_HI8(a) _mm512_extractf32x8_ps(a, 1)
@@ -105,22 +125,6 @@ static inline int64_t hs_fold4_steps_f16(const uint16_t *p, int64_t m,
         HS_F16_STEP64(j);
     *a0 = HS_JOIN8(s0, s1), *a1 = HS_JOIN8(s2, s3);
     *a2 = HS_JOIN8(s4, s5), *a3 = HS_JOIN8(s6, s7);
-    return j;
-}
-#else
-static inline int64_t hs_fold4_steps_f16(const uint16_t *p, int64_t m,
-                                         vf *a0, vf *a1, vf *a2, vf *a3)
-{
-    const int64_t L = VS_LANES;
-    vf s0 = *a0, s1 = *a1, s2 = *a2, s3 = *a3;
-    int64_t j = 0;
-    for (; j + 4 * L <= m; j += 4 * L) {
-        s0 = v_add(s0, h_f16_ld1(p + j));
-        s1 = v_add(s1, h_f16_ld1(p + j + L));
-        s2 = v_add(s2, h_f16_ld1(p + j + 2 * L));
-        s3 = v_add(s3, h_f16_ld1(p + j + 3 * L));
-    }
-    *a0 = s0, *a1 = s1, *a2 = s2, *a3 = s3;
     return j;
 }
 #endif
@@ -151,11 +155,18 @@ HS_AI hvd hs_block_f16(const uint16_t *p)
                                     _mm256_add_ps(s5, s7));
     return _mm512_add_pd(_mm512_cvtps_pd(lo), _mm512_cvtps_pd(hi));
 }
-#define HS_WHOLE_f16 1
+/* On AMD only: an Intel core (the Emerald Rapids VM) widens 16 halves
+ * by one 512-bit vcvtph2ps at the rate of two 256-bit ones, and there
+ * hs_part's 16-lane blocks (bf16's route, the same bits) took half the
+ * halves' time: sum f16 1024x1024 43.3 us against 88.6, 128x128 0.66
+ * against 1.42, mean 46.0 against 88.8, sum axis=1 47.1 against 90.0
+ * (tbench ab, 12 blocks, load 6.3-6.9, 2026-12-01) */
+#define HS_WHOLE_f16 tb_cpu_isa_amd()
 #define HS_BLOCK_f16(p) hs_block_f16(p)
 #else
 #define HS_WHOLE_f16 0
 #define HS_BLOCK_f16(p) hd_zero()
+#define hs_fold4_steps_f16 hs_fold4_steps_f16v
 #endif
 #define HS_WHOLE_bf16 0
 #define HS_BLOCK_bf16(p) hd_zero()
