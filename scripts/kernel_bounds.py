@@ -12,8 +12,8 @@ f64 rows: exp, log, sigmoid, tanh, silu, gelu_tanh, softplus, gelu, pow,
 rand_normal, sigmoid_backward, tanh_backward, gelu_backward, log_softmax,
 softmax, cross_entropy, their backward), at both
 SIMD levels, and of scripts/kernel_bounds_half.c (the bf16 and f16 fused
-element-wise rows of half_simd.h: bf16 at avx512bf16 and avx2, f16 at
-avx512 and avx2; layer_norm and rms_norm bf16 at avx512bf16; softmax and
+element-wise rows of half_simd.h: bf16 at avx512bf16, avx512 (without
+AVX512_BF16: integer narrowing) and avx2, f16 at avx512 and avx2; layer_norm and rms_norm bf16 at avx512bf16; softmax and
 log_softmax bf16 and f16, half_lsm_fused.h's passes; log_softmax_backward
 bf16 and f16: the f32 row's work on widened values; mul_backward and
 div_backward bf16 with a broadcast row, half_bwbin_simd.h's step;
@@ -99,7 +99,7 @@ SOURCES = [
 # level (its #if lines): the rows this project's CPUs run; f16's binary
 # ops and leaky_relu at avx512 are left out there (ymm steps, a wrong
 # model: the file says why)
-HALF_LEVELS = {"avx512bf16": ("bf16",), "avx512": ("f16",),
+HALF_LEVELS = {"avx512bf16": ("bf16",), "avx512": ("bf16", "f16"),
                "avx2": ("bf16", "f16")}
 HALF_LEFT_OUT = {f"{op}_f16_avx512" for op in (
     "add", "sub", "mul", "div", "add_relu", "leaky_relu")}

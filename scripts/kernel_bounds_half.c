@@ -13,8 +13,9 @@
  * AVX2) with the same element functions the shipped rows call (the
  * scalar ops' k an argument, as the rows', not a constant the compiler
  * could fold: x / 0.5 is x * 2).  The regions are those of the rows the
- * machine runs: bf16 at avx512bf16 (AVX512_BF16's narrowing) and avx2,
- * f16 at avx512 and avx2 (kernel_bounds.py's HALF_LEVELS says the same).
+ * machines run: bf16 at avx512bf16 (AVX512_BF16's narrowing), avx512 (an
+ * AVX-512 CPU without it) and avx2, f16 at avx512 and avx2
+ * (kernel_bounds.py's HALF_LEVELS says the same).
  * The script follows, from each region's start, the shortest path to its
  * end: the step where no lane needs the slow forms (no NaN to quiet, no
  * subnormal f32 result for AVX512_BF16's narrowing), the path of the
@@ -315,9 +316,8 @@ typedef __m256d kb_vd;
         v_store(dv + VS_LANES, s[1]);                                     \
     }
 
-/* bf16: avx512bf16 and avx2 (not the avx512 level's integer narrowing,
- * which this machine's tables never run where AVX512_BF16 is there) */
-#if defined(__AVX512BF16__) || !defined(__AVX512F__)
+/* bf16: at every level (the avx512 level's integer narrowing is the row
+ * an AVX-512 CPU without AVX512_BF16 runs: the Xeon of op-limits-xeon) */
 KB_UNARY_OPS(KB_H1, bf16)
 KB_BINARY_OPS(KB_H2, bf16)
 KB_MM_OPS(KB_MM, bf16)
@@ -329,7 +329,6 @@ KB_LSM16(log_softmax, 0, bf16, 0)
 KB_LSMBW16(bf16)
 KB_BWBIN(mul_backward, HB_MUL, bf16)
 KB_BWBIN(div_backward, HB_DIV_AF, bf16)
-#endif
 
 /* f16: avx512 and avx2.  Not its IEEE binary ops at avx512 (hy_*_f16's
  * ymm step): llvm-mca 19's znver4 model gives that step 7 cycles for 16
