@@ -33,6 +33,7 @@
 
 #include "../../base/error.h"
 #include "bwd_simd.h"
+#include "isa.h"
 #include "kreg.h"
 
 /* ---- the vectors of each dtype at this level ---------------------- */
@@ -81,13 +82,84 @@ static inline __m256i bb_m64(int64_t n)
 #define bb_stn64(p, v, n) _mm256_maskstore_pd(p, bb_m64(n), v)
 #endif
 
+/* ---- f64 division by a row vector without the divider ------------- */
+
+/* div's da = g / b with b the row vector, f64 at AVX-512 on Intel: g y
+ * with y = RN(1/b) once per column and two Markstein steps q + (g - b q)
+ * y (the correctly rounded quotient, f64_simd_impl.h's dx_divk, mode 2,
+ * which tests/test_divsqrt.c checks), so the divider's bits.  Taken when
+ * every lane of the strip's b has |b| in [2^-50, 2^50] (bb_mkok64) and
+ * of g's vector |g| in [2^-900, 2^970] or g = +-0 (its quotient g y,
+ * +-0 of the right sign), else the vector is divided.  On this Xeon
+ * (Emerald Rapids) a vdivpd zmm takes 15.85 cycles for 8 lanes
+ * (scripts/divsqrt_tp.c, 05:15 UTC 2026-12-01), 1.98 cycles an element,
+ * which held the row at ~2.4x its memory roof; the steps are 5 FMA-unit
+ * operations and a few integer ones a vector: div_backward f64 [128,
+ * 256], [256] 22.45 -> 13.35 us (-41%, CI [-44, -31]), [8, 256] 1.76 ->
+ * 1.29 us (tbench ab, 12 blocks, load ~8).  Not on AMD: Zen 4's
+ * divider (9 cycles a vector) runs beside the multiply pipes, which the
+ * steps would fill (not measured there, so that row keeps the
+ * divider). */
+#if defined(__AVX512F__)
+static inline bool bb_mkok64(__m512d b)
+{
+    const __m512i ab = _mm512_and_si512(_mm512_castpd_si512(b),
+                                        _mm512_set1_epi64(INT64_MAX));
+    return _mm512_cmple_epu64_mask(
+               _mm512_sub_epi64(ab, _mm512_set1_epi64(INT64_C(973) << 52)),
+               _mm512_set1_epi64((INT64_C(1073) - 973) << 52)) == 0xff;
+}
+static inline __m512d bb_divmk64(__m512d g, __m512d b, __m512d y)
+{
+    const __m512i ab = _mm512_and_si512(_mm512_castpd_si512(g),
+                                        _mm512_set1_epi64(INT64_MAX));
+    const __mmask8 z = _mm512_testn_epi64_mask(ab, ab);
+    const __mmask8 ok =
+        _mm512_cmple_epu64_mask(
+            _mm512_sub_epi64(ab, _mm512_set1_epi64(INT64_C(123) << 52)),
+            _mm512_set1_epi64((INT64_C(1993) - 123) << 52)) |
+        z;
+    if (ok != 0xff)
+        return _mm512_div_pd(g, b);
+    const __m512d q0 = _mm512_mul_pd(g, y);
+    __m512d q = _mm512_fmadd_pd(_mm512_fnmadd_pd(b, q0, g), y, q0);
+    q = _mm512_fmadd_pd(_mm512_fnmadd_pd(b, q, g), y, q);
+    return _mm512_mask_blend_pd(z, q, q0);
+}
+#define BB_MK64 1
+#else
+static inline bool bb_mkok64(bb_v64 b)
+{
+    (void)b;
+    return false;
+}
+static inline bb_v64 bb_divmk64(bb_v64 g, bb_v64 b, bb_v64 y)
+{
+    (void)y;
+    return BB_I64(div)(g, b);
+}
+#define BB_MK64 0
+#endif
+/* (f32: the divider, always) */
+static inline bool bb_mkok32(bb_v32 b)
+{
+    (void)b;
+    return false;
+}
+static inline bb_v32 bb_divmk32(bb_v32 g, bb_v32 b, bb_v32 y)
+{
+    (void)y;
+    return BB_I32(div)(g, b);
+}
+#define BB_MK32 0
+
 /* ---- the loops, once per dtype ------------------------------------ */
 
 /* One element step of the cols loop in mode M (bwd_simd.h's
  * TB_CPU_BWB_*): df's value of g (and the row vector's value v) into
  * *df, the column sum acc updated with g, the full operand's f and rq
  * (div: 1 / (v v)). */
-#define BB_STEP(M, S, gv, fv, vv, rq, acc, df)                             \
+#define BB_STEP(M, S, gv, fv, vv, rq, acc, df, mk, y)                      \
     do {                                                                   \
         switch (M) {                                                       \
         case TB_CPU_BWB_ADD:                                               \
@@ -105,7 +177,7 @@ static inline __m256i bb_m64(int64_t n)
             acc = BB_I##S(add)(acc, BB_I##S(mul)(gv, fv));                 \
             break;                                                         \
         default: /* div */                                                 \
-            df = BB_I##S(div)(gv, vv);                                     \
+            df = (mk) ? bb_divmk##S(gv, vv, y) : BB_I##S(div)(gv, vv);     \
             acc = BB_I##S(sub)(acc, BB_I##S(mul)(BB_I##S(mul)(gv, fv), rq)); \
             break;                                                         \
         }                                                                  \
@@ -170,9 +242,13 @@ static inline __m256i bb_m64(int64_t n)
         int64_t R, int64_t C, int64_t c0, int64_t c1)                      \
     {                                                                      \
         const bool rd = m == TB_CPU_BWB_MUL || m == TB_CPU_BWB_DIV;        \
+        /* div: by Markstein's steps where bb_divmk##S serves */           \
+        const bool mka = BB_MK##S && m == TB_CPU_BWB_DIV &&               \
+                         !tb_cpu_isa_amd();                                \
         int64_t c = c0;                                                    \
         for (; c + 4 * (L) <= c1; c += 4 * (L)) {                          \
-            V acc[4], vv[4], rq[4];                                        \
+            V acc[4], vv[4], rq[4], y[4];                                  \
+            bool mk = mka;                                                 \
             for (int t = 0; t < 4; t++) {                                  \
                 acc[t] = BB_I##S(setzero)();                               \
                 vv[t] = rd ? BB_I##S(loadu)(v + c + t * (L))               \
@@ -181,13 +257,17 @@ static inline __m256i bb_m64(int64_t n)
                             ? BB_I##S(div)(BB_I##S(set1)(1),               \
                                         BB_I##S(mul)(vv[t], vv[t]))        \
                             : BB_I##S(setzero)();                          \
+                y[t] = mka ? BB_I##S(div)(BB_I##S(set1)(1), vv[t])         \
+                           : BB_I##S(setzero)();                           \
+                mk = mk && bb_mkok##S(vv[t]);                              \
             }                                                              \
             for (int64_t r = 0; r < R; r++) {                              \
                 const int64_t o = r * C + c;                               \
                 for (int t = 0; t < 4; t++) {                              \
                     V gv = BB_I##S(loadu)(g + o + t * (L)), d;             \
                     V fv = rd ? BB_I##S(loadu)(f + o + t * (L)) : gv;      \
-                    BB_STEP(m, S, gv, fv, vv[t], rq[t], acc[t], d);        \
+                    BB_STEP(m, S, gv, fv, vv[t], rq[t], acc[t], d, mk,     \
+                            y[t]);                                         \
                     BB_I##S(storeu)(df + o + t * (L), d);                  \
                 }                                                          \
             }                                                              \
@@ -205,7 +285,7 @@ static inline __m256i bb_m64(int64_t n)
                 const int64_t o = r * C + c;                               \
                 V gv = bb_ldn##S(g + o, w), d;                             \
                 V fv = rd ? bb_ldn##S(f + o, w) : gv;                      \
-                BB_STEP(m, S, gv, fv, vv, rq, acc, d);                     \
+                BB_STEP(m, S, gv, fv, vv, rq, acc, d, false, vv);          \
                 bb_stn##S(df + o, d, w);                                   \
             }                                                              \
             bb_stn##S(dv + c, acc, w);                                     \

@@ -336,10 +336,17 @@ static int hb_bin(void *ctx, tb_op_id id, tb_dtype dt, int isa,
      * a lane, so the same bits): mul_backward [128, 256], [256] 3.29 ->
      * 2.54 us in L1, div 3.79 -> 3.46.  Not add and sub, whose steps
      * (no product to widen for) ran 1.65x slower that way (1.87 -> 3.09
-     * us, tbench ab) */
+     * us, tbench ab).  AMD only: an Intel core (Emerald Rapids)
+     * widens 16 values with one 512-bit vcvtph2ps at the rate of two
+     * 256-bit ones (and divides at 0.62 cycle an f32 lane either way,
+     * vdivps zmm 9.9 cycles, ymm 4.95, scripts/divsqrt_tp.c), so the
+     * avx512 loop serves f16 there: mul_backward f16 [128, 256], [256]
+     * 5.12 -> 4.24 us (-16.8%, CI [-21.1, -10.5]), div 7.42 -> 7.35
+     * (inconclusive, CI [-3.3, +3.4]); tbench ab, 12 blocks, load ~10,
+     * 2026-12-01 */
     const bool f16_ymm = dt == TB_F16 && isa >= TB_ISA_AVX512 &&
                          j.kind != HB_ADD && j.kind != HB_SUB_AF &&
-                         j.kind != HB_SUB_BF;
+                         j.kind != HB_SUB_BF && tb_cpu_isa_amd();
     if (isa == TB_ISA_AVX2 || f16_ymm)
         j.cols = tb_cpu_half_bincols_avx2(dt);
 #endif
