@@ -315,18 +315,24 @@ def median_ci(np, x, seed):
     return float(lo), float(hi)
 
 
-def measure(np, fn, warm, meas, overhead, seed):
-    """tbench's runner loop (src/harness/runner.c) for a Python callable."""
+def measure(np, fn, warm, meas, overhead, seed, before=None):
+    """tbench's runner loop (src/harness/runner.c) for a Python callable.
+    before (may be None): called with the batch's call count before every
+    batch, outside its clock (a training step's state window, as the
+    runner's tb_workload_batch_begin)."""
     pc = time.perf_counter_ns
+    before = before or (lambda k: None)
     t0 = pc()
     iters = 0
     while iters < warm["min_iters"] or pc() - t0 < warm["min_time_ms"] * 1e6:
+        before(1)
         run_batch(fn, 1)
         iters += 1
     warmup_iters = iters
     target = meas["sample_time_ms"] * 1e6
     k = batch_size(target, (pc() - t0) / iters)
     for _ in range(3):
+        before(k)
         ns = run_batch(fn, k)
         warmup_iters += k
         if 0.9 * target <= ns <= 2 * target:
@@ -339,6 +345,7 @@ def measure(np, fn, warm, meas, overhead, seed):
     ru0 = resource.getrusage(resource.RUSAGE_SELF)
     start = pc()
     while len(samples) < meas["max_samples"]:
+        before(k)
         ns = run_batch(fn, k)
         samples.append(max((ns - overhead) / k, 0.0))
         n = len(samples)

@@ -36,7 +36,11 @@ N threads, default 1):
   ones (tbench's 18 ops; each a module for the hooks).
 - *_train_step: phase 0 the forward pass with autograd recording; phase 1
   forward + backward (grads set to None first, as tbench frees them);
-  phase 2 also torch.optim.SGD(lr, momentum, foreach=False).step().
+  phase 2 also torch.optim.SGD(lr, momentum, foreach=False).step(), with
+  tbench's state window (state_window, default 100): before a batch that
+  would take the steps since the state was set past it, outside the
+  clock, the weights are set back to their initial values and the
+  optimizer's state cleared, so both sides time the same first steps.
   *_infer_step: the forward pass under torch.no_grad().
 - hooks: 1 a forward hook on every op (each op a module, as tbench hooks
   every op of the tape), 2 a full backward hook on each, 3 both; each
@@ -305,6 +309,14 @@ def build(torch, seed):
                               momentum=params.get("momentum", 0.9),
                               foreach=False)
 
+        # tbench's state window (CONFIG.md, state_window): before a batch
+        # that would take the steps since the state was set past the
+        # window, the weights are set back to their initial values and the
+        # optimizer's state cleared (its momentum buffers, as at the start)
+        window = int(params.get("state_window", 100)) if phase == 2 else 0
+        init = [p.detach().clone() for p in model.parameters()]
+        since = [0]
+
         def step():
             if phase >= 1:
                 opt.zero_grad(set_to_none=True)
@@ -313,7 +325,18 @@ def build(torch, seed):
                 loss.backward()
             if phase == 2:
                 opt.step()
+                since[0] += 1
             return loss
+
+        def before(k):
+            if window <= 0 or since[0] == 0 or since[0] + k <= window:
+                return
+            with torch.no_grad():
+                for p, p0 in zip(model.parameters(), init):
+                    p.copy_(p0)
+            opt.state.clear()
+            since[0] = 0
+        step.before = before
         return step, ["forward", "forward+backward",
                       "forward+backward+SGD(momentum).step"][phase]
 
@@ -384,8 +407,8 @@ def run_case(cn, np, torch, fns, key, op, params, shapes, dtype, threads,
         rec["status"] = "failed-check"
         rec["message"] = msg
         return rec
-    samples, k, stop, wi, wns, sns, rus = cn.measure(np, fn, warm, meas,
-                                                     overhead, seed)
+    samples, k, stop, wi, wns, sns, rus = cn.measure(
+        np, fn, warm, meas, overhead, seed, getattr(fn, "before", None))
     st = cn.stats_of(np, samples, k, stop, seed)
     rec["stats"] = st
     med = st["median_ns"]

@@ -618,6 +618,80 @@ static void test_api_layers(void **state)
     B->destroy(ctx);
 }
 
+/* The state window of a training step (workload.h,
+ * tb_workload_batch_begin): mlp_train_step 8x784 f32 trained on its one
+ * batch for WIN_STEPS steps.  With state_window=0 (never restored) the
+ * momentum of the parameters whose gradient is 0 (dead ReLU units)
+ * decays by 0.9 a step into the f32 subnormals; with the default window
+ * the runner's call before each batch sets the state back every 100
+ * steps, none is ever subnormal, and the step after a restore is the
+ * first step again: the same loss, to the bit. */
+#define WIN_STEPS 1000
+static void test_state_window(void **state)
+{
+    (void)state;
+    const tb_op *op = tb_op_get(TB_OP_mlp_train_step);
+    tb_shape xs = CS(2, 8, 784), one = CS(1, 1);
+    void *ctx = cpu_new();
+    tb_tensor x, out;
+    assert_int_equal(tb_tensor_create(&x, TB_F32, &xs), 0);
+    assert_int_equal(tb_tensor_create(&out, TB_F32, &one), 0);
+    for (int64_t i = 0; i < tb_tensor_numel(&x); i++)
+        tb_tensor_set(&x, i, sin(0.37 * (double)i));
+    for (int win = 0; win < 2; win++) {
+        tb_params p;
+        memset(&p, 0, sizeof p);
+        if (win == 0)
+            assert_int_equal(tb_params_set(op, &p, "state_window", 0, NULL,
+                                           0),
+                             0);
+        tb_workload *w = NULL;
+        assert_int_equal(
+            tb_workload_create(B, ctx, op, TB_F32, &xs, &p, &w, NULL, 0), 0);
+        assert_int_equal(tb_workload_subnormals(w), 0);
+        double first = 0;
+        int restored = 0;
+        for (int s = 0; s < WIN_STEPS; s++) {
+            int rc = tb_workload_batch_begin(w, 1);
+            assert_true(rc == 0 || rc == 1);
+            assert_int_equal(tb_workload_run(w, &x, &out, &p), 0);
+            double loss = tb_tensor_get(&out, 0);
+            if (s == 0)
+                first = loss;
+            if (rc == 1) { /* the first step again */
+                restored++;
+                assert_true(loss == first);
+                assert_int_equal(s % 100, 0);
+            } else if (s > 0) {
+                assert_true(loss != first);
+            }
+            assert_true(tb_workload_steps_since_restore(w) <=
+                        (win ? 100 : WIN_STEPS));
+            if (s % 100 == 99) /* the drift, for the log */
+                print_message("# state_window %s: after %4d steps %lld "
+                              "subnormal values, loss %.9g\n",
+                              win ? "100" : "0", s + 1,
+                              (long long)tb_workload_subnormals(w), loss);
+        }
+        int64_t sub = tb_workload_subnormals(w);
+        print_message("# state_window %s: %d restores, %lld subnormal "
+                      "values after %d steps\n", win ? "100" : "0",
+                      restored, (long long)sub, WIN_STEPS);
+        assert_int_equal(tb_workload_restores(w), restored);
+        if (win) {
+            assert_int_equal(restored, WIN_STEPS / 100 - 1);
+            assert_int_equal(sub, 0);
+        } else {
+            assert_int_equal(restored, 0);
+            assert_true(sub > 0);
+        }
+        tb_workload_destroy(w);
+    }
+    tb_tensor_destroy(&x);
+    tb_tensor_destroy(&out);
+    B->destroy(ctx);
+}
+
 /* ---- 5. the pool ---------------------------------------------------------- */
 
 static int n_sys_alloc, n_sys_free;
@@ -846,6 +920,7 @@ int main(void)
         T(errors),
         T(new_ops),
         T(workloads),
+        T(state_window),
         T(api_layers),
         T(pool),
         T(pool_workload),

@@ -14,7 +14,9 @@ with Debian's /usr/bin/python3: jsonschema)
   mismatch in it, and finds a printed figure changed and a record whose
   parts and gap no longer make its step;
 - a result file from before the breakdown: show and report work, with
-  no table and no section.
+  no table and no section;
+- a training step's state window: the tiny training cases, thousands of
+  steps, record state restores; add and state_window=0 or phase 1 none.
 """
 import json
 import os
@@ -238,6 +240,35 @@ def _():
     expect(p.returncode == 0, f"report: {p.stderr}")
     md = open(os.path.join(root, "r.md"), encoding="utf-8").read()
     expect("Where a step's time goes" not in md, "a section without data")
+
+
+@case("state_window: a training step's state set back, recorded; 0: never")
+def _():
+    out = first_run()
+    doc = json.load(open(os.path.join(out, "results.json")))
+    by = {c["op"]: c for c in doc["cases"]}
+    for op in ("mlp_train_step", "cnn_train_step"):
+        c = by[op]
+        t = c["timing"]
+        calls = t["warmup_iters"] + c["stats"]["n"] * \
+            c["stats"]["iters_per_sample"]
+        # thousands of steps of a tiny model in 0.05 s: past the default
+        # window of 100 steps many times
+        expect(calls > 300 and t["state_restores"] >= 1,
+               f"{op}: {calls} calls, {t['state_restores']} restores")
+    expect(by["add"]["timing"]["state_restores"] == 0, "add restored")
+    cfg = os.path.join(TMP, "never.json")
+    with open(cfg, "w") as f:
+        f.write('{"name": "never", "warmup": {"min_time_ms": 1}, '
+                '"measure": {"max_time_s": 0.05, "min_samples": 5}, '
+                '"ops": [{"op": "mlp_train_step", "shapes": [[4, 32]], '
+                '"params": [{"state_window": 0}, {"phase": 1}]}]}')
+    never = os.path.join(TMP, "never")
+    tbench("run", cfg, "-q", "-o", never)
+    doc = json.load(open(os.path.join(never, "results.json")))
+    for c in doc["cases"]:
+        expect(c["status"] == "ok" and c["timing"]["state_restores"] == 0,
+               f"{c['id']}: {c['status']} {c['timing']}")
 
 
 def cleanup(failed):

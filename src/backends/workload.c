@@ -1,6 +1,7 @@
 /* Workload ops on a backend instance.  See workload.h. */
 #include "workload.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,9 @@ struct tb_workload {
     tb_model *model;
     tb_model_phase phase;
     bool train;
+    /* phase 2: the state window (state_window steps; 0: none), the steps
+     * since the state was last set, and the restores so far */
+    int64_t window, since, restores;
     tb_tensor loss; /* the inference steps' loss, in backend memory */
     /* api_add */
     tb_ag *api;
@@ -349,6 +353,9 @@ int tb_workload_create(const tb_backend *be, void *ctx, const tb_op *op,
         .momentum = w->train ? full.v[3] : 0,
     };
     w->phase = w->train ? (tb_model_phase)full.v[0] : TB_MODEL_FWD;
+    int iw = tb_op_param_index(op, "state_window");
+    w->window = w->phase == TB_MODEL_STEP && iw >= 0 ? (int64_t)full.v[iw]
+                                                     : 0;
     size_t used = (size_t)snprintf(w->impl, sizeof w->impl, "tape(%s%s:",
                                    be->name, wl_mem_name(w));
     for (size_t i = 0; i < sizeof wl_ops / sizeof wl_ops[0]; i++) {
@@ -445,9 +452,72 @@ int tb_workload_run(void *wp, const tb_tensor *in, tb_tensor *out,
         return TB_EINVAL;
     if (w->op->id == TB_OP_api_add)
         return api_run(w, in, out, p);
-    if (w->train)
+    if (w->train) {
+        w->since += w->phase == TB_MODEL_STEP;
         return tb_model_run(w->model, &in[0], w->phase, &out[0], NULL);
+    }
     return tb_model_run(w->model, &in[0], TB_MODEL_FWD, &w->loss, &out[0]);
+}
+
+/* ---- the state window -------------------------------------------------------- */
+
+int tb_workload_batch_begin(tb_workload *w, uint64_t calls)
+{
+    if (!w || !w->model || w->window <= 0 || w->since == 0 ||
+        (uint64_t)w->since + calls <= (uint64_t)w->window)
+        return 0;
+    int rc = tb_model_restore(w->model);
+    if (rc == 0)
+        rc = tb_backend_sync(w->be, w->ctx);
+    if (rc)
+        return rc;
+    w->since = 0;
+    w->restores++;
+    return 1;
+}
+
+int64_t tb_workload_restores(const tb_workload *w)
+{
+    return w ? w->restores : 0;
+}
+
+int64_t tb_workload_steps_since_restore(const tb_workload *w)
+{
+    return w ? w->since : 0;
+}
+
+/* Is v (a value of dtype dt, as a double) a subnormal of dt? */
+static bool wl_subnormal(tb_dtype dt, double v)
+{
+    double a = fabs(v);
+    double min_normal = dt == TB_F64   ? 0x1p-1022
+                        : dt == TB_F16 ? 0x1p-14
+                                       : 0x1p-126; /* f32, bf16 */
+    return a > 0 && a < min_normal;
+}
+
+int64_t tb_workload_subnormals(tb_workload *w)
+{
+    if (!w || !w->model || !w->train)
+        return 0;
+    int64_t n = 0;
+    for (int i = 0; i < tb_model_n_params(w->model); i++) {
+        const tb_tensor *t[2] = {tb_model_param(w->model, i),
+                                 tb_model_momentum(w->model, i)};
+        for (int j = 0; j < 2; j++) {
+            tb_shape s = tb_tensor_shape(t[j]);
+            tb_tensor h;
+            if (tb_tensor_create(&h, t[j]->dtype, &s))
+                return TB_ENOMEM;
+            int rc = w->be->download(w->ctx, &h, t[j]);
+            for (int64_t k = 0; rc == 0 && k < tb_tensor_numel(&h); k++)
+                n += wl_subnormal(h.dtype, tb_tensor_get(&h, k));
+            tb_tensor_destroy(&h);
+            if (rc)
+                return rc;
+        }
+    }
+    return n;
 }
 
 /* ---- the breakdown pass ---------------------------------------------------- */

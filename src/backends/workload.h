@@ -37,6 +37,33 @@ const char *tb_workload_impl(const tb_workload *w);
 int tb_workload_run(void *w, const tb_tensor *in, tb_tensor *out,
                     const tb_params *p);
 
+/* ---- the state window (a training step, phase 2) ---- */
+
+/* Before a batch of `calls` timed calls, outside the clock: when the
+ * steps since the model's state (parameters, momentum buffers) was last
+ * set plus `calls` would pass the case's state_window, the state is set
+ * back to its initial values (tb_model_restore, then the backend's
+ * sync), so every timed step is one of the first max(state_window,
+ * calls) steps from the initial state.  Without it the same batch,
+ * trained on over and over, drives the momentum of parameters whose
+ * gradient is 0 (dead ReLU units) towards 0 by the momentum factor a
+ * step, into the subnormals after some hundred steps, where every
+ * kernel that reads them is slower: the time would depend on how long
+ * the run lasted.  Returns 1 when it restored, 0 when not (no window,
+ * not a training step, no step since the last restore, or room left),
+ * or a TB_E* error. */
+int tb_workload_batch_begin(tb_workload *w, uint64_t calls);
+
+/* Restores so far, and steps since the last (or since create). */
+int64_t tb_workload_restores(const tb_workload *w);
+int64_t tb_workload_steps_since_restore(const tb_workload *w);
+
+/* Subnormal values (of the case's dtype) among a training model's
+ * parameters and momentum buffers now, downloaded from the backend
+ * (0 for any other workload), or a negative TB_E* error.  For tests and
+ * diagnosis: it reads the whole state. */
+int64_t tb_workload_subnormals(tb_workload *w);
+
 /* ---- the per-op breakdown of a step (issue 31) ---- */
 
 /* Where a tape kernel call belongs in a step: the pass of the model's

@@ -66,7 +66,7 @@
     X(vol_ctx_switches) X(invol_ctx_switches)                            \
     /* timing */                                                         \
     X(timer_overhead_ns) X(warmup_iters) X(warmup_ns) X(sampling_ns)     \
-    X(device) X(prepared_samples)                                        \
+    X(device) X(prepared_samples) X(state_restores)                      \
     /* roofline */                                                       \
     X(level) X(threads) X(bw_kernel) X(bandwidth_gb_s) X(isa)            \
     X(bandwidth_threads) X(bandwidth_working_set_bytes) X(peak_threads)  \
@@ -321,6 +321,7 @@ const char *tb_res_cupti_name(int k);
     X(timing, timer_overhead_ns, num) X(timing, warmup_iters, num)       \
     X(timing, warmup_ns, num) X(timing, sampling_ns, num)                \
     X(timing, prepared_samples, flag)                                    \
+    X(timing, state_restores, num)                                       \
     X(device, source, str) X(device, median_ns, num)                     \
     X(device, min_ns, num) X(device, max_ns, num)                        \
     X(device, overhead_ns, num)                                          \

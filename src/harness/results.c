@@ -544,6 +544,8 @@ static void add_timing(cJSON *o, const tb_result *r)
     cJSON_AddNumberToObject(tm, TB_RES_KEY(sampling_ns), r->sampling_ns);
     cJSON_AddItemToObject(tm, TB_RES_KEY(device), device_json(r));
     cJSON_AddBoolToObject(tm, TB_RES_KEY(prepared_samples), r->prepped);
+    cJSON_AddNumberToObject(tm, TB_RES_KEY(state_restores),
+                            (double)r->state_restores);
 }
 
 /* Where it ran: the machine, and the shard of a sharded run (the

@@ -512,6 +512,16 @@ static int run_batch(const buffers *b, tb_kernel_fn fn, const tb_case *c,
     return rc;
 }
 
+/* Before a batch of k calls, outside its clock: a training workload's
+ * state set back to its initial values when the batch would take it past
+ * its state window (workload.h, tb_workload_batch_begin).  0 or an
+ * error. */
+static int state_window(const buffers *b, uint64_t k)
+{
+    int rc = b->wl ? tb_workload_batch_begin(b->wl, k) : 0;
+    return rc < 0 ? rc : 0;
+}
+
 static void set_error(tb_result *res, tb_status st, const char *fmt,
                       const char *what)
 {
@@ -575,7 +585,9 @@ static int warm_up(tb_runner *r, const buffers *b, tb_kernel_fn fn,
     uint64_t iters = 0;
     while (iters < (uint64_t)w->min_iters ||
            (double)(tb_now_ns() - t0) < w->min_time_s * 1e9) {
-        int rc = run_batch(b, fn, c, 1, c->alloc_outputs, &ns, NULL);
+        int rc = state_window(b, 1);
+        if (!rc)
+            rc = run_batch(b, fn, c, 1, c->alloc_outputs, &ns, NULL);
         if (rc)
             return rc;
         iters++;
@@ -601,7 +613,9 @@ static int warm_up(tb_runner *r, const buffers *b, tb_kernel_fn fn,
         double per_iter = (double)(tb_now_ns() - t0) / (double)iters;
         kk = batch_size(target, per_iter);
         for (int refine = 0; refine < 3; refine++) {
-            int rc = run_batch(b, fn, c, kk, c->alloc_outputs, &ns, NULL);
+            int rc = state_window(b, kk);
+            if (!rc)
+                rc = run_batch(b, fn, c, kk, c->alloc_outputs, &ns, NULL);
             if (rc)
                 return rc;
             iters += kk;
@@ -679,6 +693,9 @@ static int measure(tb_runner *r, const buffers *b, tb_kernel_fn fn,
         want = (size_t)m->max_samples;
     const char *why = "max_samples";
     while (n - n0 < want && n < (size_t)m->max_samples) {
+        int src = state_window(b, kk); /* outside run_batch's clocks */
+        if (src)
+            return src;
         if (res->prepped) { /* outside run_batch's clocks */
             int prc = tb_backend_sample_prep(b->be, b->ctx);
             if (prc < 0)
@@ -752,8 +769,10 @@ static int count_run(void *arg, uint64_t iters)
 {
     const count_arg *a = arg;
     double ns;
-    return run_batch(a->b, a->fn, a->c, iters, a->c->alloc_outputs, &ns,
-                     NULL);
+    int rc = state_window(a->b, iters);
+    return rc ? rc
+              : run_batch(a->b, a->fn, a->c, iters, a->c->alloc_outputs,
+                          &ns, NULL);
 }
 
 /* After round 0's sampling, on a backend that has a counting pass: what
@@ -820,7 +839,9 @@ static int breakdown_pass(tb_runner *r, const buffers *b, tb_kernel_fn fn,
         return rc;
     set_phase(r, c, TB_PHASE_BREAKDOWN);
     for (int i = 0; i < steps && !rc; i++) {
-        double ns;
+        double ns = 0;
+        if ((rc = state_window(b, 1)) != 0)
+            break;
         rc = run_batch(b, fn, c, 1, c->alloc_outputs, &ns, NULL);
         double v = ns - r->overhead_ns;
         tb_workload_breakdown_step(b->wl, v > 0 ? v : 0);
@@ -1092,6 +1113,7 @@ void tb_runner_round(tb_runner *r, const tb_case *c, int round, int rounds,
              (rc = breakdown_pass(r, &b, fn, c, res)) != 0)
         set_error(res, TB_STATUS_ERROR, "in the breakdown pass: %s",
                   tb_strerror(rc));
+    res->state_restores += (uint64_t)tb_workload_restores(b.wl);
 out:
     buffers_free(&b, c->op);
     set_phase(r, NULL, TB_PHASE_IDLE);
@@ -1161,6 +1183,8 @@ int tb_runner_count(tb_runner *r, const tb_case *c, uint64_t k,
         goto out;
     set_phase(r, c, TB_PHASE_SAMPLING);
     rc = run_batch(&b, fn, c, 1, c->alloc_outputs, &ns, NULL); /* uncounted */
+    if (!rc)
+        rc = state_window(&b, k); /* uncounted too */
     if (!rc) {
         start(arg);
         if (c->alloc_outputs || c->transfers) {

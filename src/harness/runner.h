@@ -82,6 +82,8 @@ typedef struct tb_result {
     tb_stats stats;
     double timer_overhead_ns;
     uint64_t warmup_iters;
+    /* a training workload's state restores (state_window), every round */
+    uint64_t state_restores;
     double warmup_ns, sampling_ns;
     tb_counters counters;     /* per iteration, over every round */
     uint64_t counted_iters;   /* iterations the counters average over */

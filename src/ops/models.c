@@ -24,6 +24,9 @@ struct tb_model {
     tb_model_pass pass; /* of the kernel call now running */
     tb_params perm;     /* heads_split's (0, 2, 1, 3), once set_perm */
     bool set_perm;
+    /* training: the parameters' initial values and the momentum
+     * buffers' (zeros) on the host, for tb_model_restore */
+    tb_tensor init[MAX_PARAMS], zero[MAX_PARAMS];
 };
 
 static void count_hook(void *user, tb_ag_hook_kind kind, const tb_op *op,
@@ -37,9 +40,9 @@ static void count_hook(void *user, tb_ag_hook_kind kind, const tb_op *op,
 
 /* A leaf of shape s filled on the host (uniform in [-bound, bound) from
  * rng; without rng every element bound; targets: i mod 10) and
- * uploaded. */
+ * uploaded; keep (may be NULL) gets the host tensor, else it is freed. */
 static int host_leaf(tb_model *m, const tb_shape *s, bool rg, tb_rng *rng,
-                     double bound, bool targets, int *var)
+                     double bound, bool targets, int *var, tb_tensor *keep)
 {
     int rc = tb_ag_leaf(m->ag, s, rg, var);
     if (rc)
@@ -57,7 +60,10 @@ static int host_leaf(tb_model *m, const tb_shape *s, bool rg, tb_rng *rng,
         tb_tensor_set(&h, i, v);
     }
     rc = m->ex.upload(m->ex.user, tb_ag_value(m->ag, *var), &h);
-    tb_tensor_destroy(&h);
+    if (keep && rc == 0)
+        *keep = h;
+    else
+        tb_tensor_destroy(&h);
     return rc;
 }
 
@@ -113,14 +119,15 @@ int tb_model_create(const tb_ag_exec *ex, tb_dtype dt,
     for (int i = 0; rc == 0 && i < m->n_params; i++) {
         rc = host_leaf(m, &ps[i], cfg->train, fan[i] > 0 ? &rng : NULL,
                        fan[i] > 0 ? 1 / sqrt(fan[i]) : 1, false,
-                       &m->param[i]);
+                       &m->param[i], cfg->train ? &m->init[i] : NULL);
         if (rc == 0 && cfg->train)
-            rc = host_leaf(m, &ps[i], false, NULL, 0, false, &m->buf[i]);
+            rc = host_leaf(m, &ps[i], false, NULL, 0, false, &m->buf[i],
+                           &m->zero[i]);
     }
     tb_shape ts = {1, {cfg->x.dim[0]}};
     m->target = -1;
     if (rc == 0 && cfg->kind != TB_MODEL_TFM)
-        rc = host_leaf(m, &ts, false, NULL, 0, true, &m->target);
+        rc = host_leaf(m, &ts, false, NULL, 0, true, &m->target, NULL);
     if (rc == 0 && (cfg->hooks & 1))
         rc = tb_ag_hook_add(m->ag, TB_AG_FORWARD, TB_OP_COUNT, count_hook,
                             m, NULL);
@@ -140,7 +147,33 @@ void tb_model_destroy(tb_model *m)
     if (!m)
         return;
     tb_ag_destroy(m->ag);
+    for (int i = 0; i < MAX_PARAMS; i++) {
+        tb_tensor_destroy(&m->init[i]);
+        tb_tensor_destroy(&m->zero[i]);
+    }
     free(m);
+}
+
+int tb_model_restore(tb_model *m)
+{
+    if (!m || !m->cfg.train)
+        return TB_EINVAL;
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < m->n_params; i++) {
+        rc = m->ex.upload(m->ex.user, tb_ag_value(m->ag, m->param[i]),
+                          &m->init[i]);
+        if (rc == 0)
+            rc = m->ex.upload(m->ex.user, tb_ag_value(m->ag, m->buf[i]),
+                              &m->zero[i]);
+    }
+    return rc;
+}
+
+tb_tensor *tb_model_momentum(tb_model *m, int i)
+{
+    return m && m->cfg.train && i >= 0 && i < m->n_params
+               ? tb_ag_value(m->ag, m->buf[i])
+               : NULL;
 }
 
 int64_t tb_model_hook_calls(const tb_model *m)

@@ -89,6 +89,16 @@ int tb_model_n_params(const tb_model *m);
 tb_tensor *tb_model_param(tb_model *m, int i);
 tb_tensor *tb_model_grad(tb_model *m, int i);
 
+/* A training model's state (its parameters and their momentum buffers,
+ * the only values a step carries to the next) set back to what create
+ * made: the initial weights, zeros.  The next step is then the first
+ * step's work on the first step's values.  0; TB_EINVAL for a model that
+ * does not train; the exec's upload's error. */
+int tb_model_restore(tb_model *m);
+
+/* A training model's momentum buffer of parameter i (NULL: none). */
+tb_tensor *tb_model_momentum(tb_model *m, int i);
+
 /* The pass of tb_model_run that is running now: what an exec's run is
  * called for (the breakdown's phase of a kernel call); FWD between
  * calls and for NULL. */

@@ -498,8 +498,9 @@ static double bytes_xfer(const tb_op *op, const tb_shape *in,
     {"pool", TB_PARAM_BOOL, false, 0, 0, 1,                               \
      "tensor memory from a caching pool (pool.h) instead of one backend "  \
      "allocation per tensor"}
-/* a training step's first five parameters (workload.c reads phase,
- * hooks, lr and momentum by position), an inference step's first two */
+/* a training step's first six parameters (workload.c reads phase,
+ * hooks, lr and momentum by position, pool and state_window by name), an
+ * inference step's first two */
 #define P_TRAIN                                                           \
     {"phase", TB_PARAM_INT, false, 2, 0, 2,                               \
      "0: forward only (recorded on the tape); 1: forward + backward; 2: " \
@@ -509,7 +510,14 @@ static double bytes_xfer(const tb_op *op, const tb_shape *in,
      "both (each counts its calls)"},                                     \
     {"lr", TB_PARAM_FLOAT, false, 0.01, 0, 1e6, "learning rate"},        \
     {"momentum", TB_PARAM_FLOAT, false, 0.9, 0, 1, "momentum factor"},    \
-    P_POOL
+    P_POOL,                                                               \
+    {"state_window", TB_PARAM_INT, false, 100, 0, 1000000000,            \
+     "phase 2: the parameters and momentum buffers are set back to their " \
+     "initial values (outside the timed calls) before a sample whose "    \
+     "steps would go past this many steps since they were set, so every " \
+     "timed step is one of the first max(state_window, calls per sample) " \
+     "steps of training (a longer run drives unused units' momentum to "  \
+     "subnormals); 0: never (the state drifts with the run's length)"}
 #define P_INFER                                                           \
     {"hooks", TB_PARAM_INT, false, 0, 0, 1,                               \
      "1: a forward hook on every op (counts its calls)"},                 \
@@ -1302,26 +1310,30 @@ static const tb_op op_table[TB_OP_COUNT] = {
 
     /* workloads: model steps on the tape autograd (models.h) */
     [TB_OP_mlp_train_step] = {OP_ID(mlp_train_step),
-        WL_ROW(5, params_train_step),
+        WL_ROW(6, params_train_step),
         .doc = "one MLP (K-256-128-10) training step on batch x [B, K]: "
-               "forward, backward, sgd_momentum; out: the loss"},
+               "forward, backward, sgd_momentum (the weights and momentum set "
+               "back to their initial values every state_window steps, "
+               "outside the timed calls); out: the loss"},
     [TB_OP_mlp_infer_step] = {OP_ID(mlp_infer_step),
         WL_ROW(2, params_infer_step),
         .doc = "MLP inference on x [B, K]: log-probabilities [B, 10]"},
     [TB_OP_cnn_train_step] = {OP_ID(cnn_train_step),
-        WL_ROW(5, params_train_step),
+        WL_ROW(6, params_train_step),
         .doc = "one CNN (conv 16, pool, conv 32, pool, linear 10) training "
-               "step on x [B, 1, H, W]; out: the loss"},
+               "step on x [B, 1, H, W] (the state set back every state_window "
+               "steps, untimed); out: the loss"},
     [TB_OP_cnn_infer_step] = {OP_ID(cnn_infer_step),
         WL_ROW(2, params_infer_step),
         .doc = "CNN inference on x [B, 1, H, W]: log-probabilities [B, 10]"},
     [TB_OP_tfm_train_step] = {OP_ID(tfm_train_step),
-        WL_ROW(6, params_tfm_train),
+        WL_ROW(7, params_tfm_train),
         .doc = "one pre-norm transformer block training step on x [batch, "
                "seq, d_model]: h = x + Wo attn(rms_norm(x)) (causal sdpa "
                "over heads; q, k, v, Wo bias-free), y = h + W2 "
                "gelu(W1 rms_norm(h)) (width 4 d_model), loss mean(y^2); "
-               "forward, backward, sgd_momentum; out: the loss"},
+               "forward, backward, sgd_momentum (the state set back every "
+               "state_window steps, untimed); out: the loss"},
     [TB_OP_tfm_infer_step] = {OP_ID(tfm_infer_step),
         WL_ROW(3, params_tfm_infer),
         .doc = "the transformer block's forward pass on x [batch, seq, "
