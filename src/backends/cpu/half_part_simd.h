@@ -22,8 +22,10 @@
  * took a sixth of the time).  (1024x1024 over axis 0, 1 thread, load
  * 25: bf16 41 -> 29.6 us, f16 42.8 -> 41.2 us, at vcvtph2ps's 16 values
  * per 2 cycles on Zen 4.)  At avx512 f16's wide passes run on 8-lane
- * halves (HP_F16_HALF: 256-bit vcvtph2ps, 0.5 cycles, and fma(x, 1,
- * acc)), and both dtypes' prefetch the strip's lines 3 rows ahead: a
+ * halves on AMD (HP_F16_HALF, tb_cpu_isa_amd: 256-bit vcvtph2ps, 0.5
+ * cycles, and fma(x, 1, acc)), on 16-lane vectors elsewhere (below:
+ * an Intel core widens 16 halves by one 512-bit vcvtph2ps at the rate
+ * of two 256-bit ones), and both dtypes' prefetch the strip's lines 3 rows ahead: a
  * strip reads 256 (f16) or 512 bytes a row, rows 2 KiB apart at 1024
  * columns, too short a run for the hardware prefetchers (f16 41.2 ->
  * 34.5 us, bf16 29.6 -> 28.8, tbench ab, 8 blocks, load 5; 2 and 8
@@ -34,6 +36,7 @@
 #include "../../ops/half.h"
 #include "half_bwd.h"
 #include "half_bwd_loops.h"
+#include "isa.h"
 #include "kernels.h"
 
 #define HP_CAT_(a, b) a##b
@@ -90,13 +93,42 @@ static int64_t HP_CAT(hp_wide_bf16_, HP_SFX)(const uint16_t *x, int64_t r0,
     return j;
 }
 
+/* each vector's columns widened by the level's vcvtph2ps of HP_L
+ * values and added; at avx512 (HP_F16_HALF: the Intel path) with the
+ * halves' prefetch 3 rows ahead */
+static int64_t HP_CAT(hp_wide_f16v_, HP_SFX)(const uint16_t *x, int64_t r0,
+                                            int64_t re, int64_t ld,
+                                            int64_t w, double *acc)
+{
+    enum { NV = 8, C = NV * HP_L };
+    int64_t j = 0;
+    for (; j + C <= w; j += C) {
+#define HP_DECL(k) hp_v s##k = HP_ZERO;
+        HP_R8(HP_DECL)
+#undef HP_DECL
+        for (int64_t r = r0; r < re; r++) {
+            const uint16_t *p = x + r * ld + j;
+#ifdef HP_F16_HALF
+            for (int q = 0; q < C; q += 32)
+                _mm_prefetch((const char *)(p + 3 * ld + q), _MM_HINT_T0);
+#endif
+#define HP_STEP(k) s##k = HP_ADD(s##k, HP_LD_F16(p + HP_L * (k)));
+            HP_R8(HP_STEP)
+#undef HP_STEP
+        }
+#define HP_ST(k) hp_flush(s##k, acc + j + HP_L * (k));
+        HP_R8(HP_ST)
+#undef HP_ST
+    }
+    return j;
+}
 #ifdef HP_F16_HALF
 /* each vector's columns as two halves of HP_L / 2 lanes (hp_h), each
  * widened by its own vcvtph2ps and added as fma(x, 1, acc) (add's
  * bits): on Zen 4 the 256-bit vcvtph2ps takes 0.5 cycles, the 512-bit
  * one 1.33 alone and 2 beside the adds; a lane adds what it added
  * before, in the same order */
-static int64_t HP_CAT(hp_wide_f16_, HP_SFX)(const uint16_t *x, int64_t r0,
+static int64_t HP_CAT(hp_wide_f16h_, HP_SFX)(const uint16_t *x, int64_t r0,
                                             int64_t re, int64_t ld,
                                             int64_t w, double *acc)
 {
@@ -123,29 +155,20 @@ static int64_t HP_CAT(hp_wide_f16_, HP_SFX)(const uint16_t *x, int64_t r0,
     }
     return j;
 }
-#else
+/* the halves on AMD only: an Intel core (the Emerald Rapids VM) widens
+ * 16 halves by one 512-bit vcvtph2ps at the rate of two 256-bit ones
+ * (half_red_simd.h, var_simd.h); the same additions in the same order,
+ * so the same bits */
 static int64_t HP_CAT(hp_wide_f16_, HP_SFX)(const uint16_t *x, int64_t r0,
                                             int64_t re, int64_t ld,
                                             int64_t w, double *acc)
 {
-    enum { NV = 8, C = NV * HP_L };
-    int64_t j = 0;
-    for (; j + C <= w; j += C) {
-#define HP_DECL(k) hp_v s##k = HP_ZERO;
-        HP_R8(HP_DECL)
-#undef HP_DECL
-        for (int64_t r = r0; r < re; r++) {
-            const uint16_t *p = x + r * ld + j;
-#define HP_STEP(k) s##k = HP_ADD(s##k, HP_LD_F16(p + HP_L * (k)));
-            HP_R8(HP_STEP)
-#undef HP_STEP
-        }
-#define HP_ST(k) hp_flush(s##k, acc + j + HP_L * (k));
-        HP_R8(HP_ST)
-#undef HP_ST
-    }
-    return j;
+    return tb_cpu_isa_amd()
+               ? HP_CAT(hp_wide_f16h_, HP_SFX)(x, r0, re, ld, w, acc)
+               : HP_CAT(hp_wide_f16v_, HP_SFX)(x, r0, re, ld, w, acc);
 }
+#else
+#define hp_wide_f16_avx2 hp_wide_f16v_avx2
 #endif
 
 #define HP_COLS(DT, LD)                                                   \

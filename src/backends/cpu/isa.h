@@ -36,8 +36,8 @@ enum tb_cpu_isa {
 /* Whether the CPU is an AMD one (cpuid vendor "AuthenticAMD"): a loop
  * may pick its vector width by it where the two vendors' cores differ
  * (kernels_avx512.c's in-place binary loops, f64_simd_impl.h's simple
- * unary ones; f16's 256-bit halves in var_simd.h and half_red_simd.h,
- * AMD only).  Asked once (cpuid leaves a VM: microseconds), then
+ * unary ones; f16's 256-bit halves in var_simd.h, half_red_simd.h and
+ * half_part_simd.h, AMD only).  Asked once (cpuid leaves a VM: microseconds), then
  * cached, so a kernel may call it per call.  0 off x86. */
 int tb_cpu_isa_amd(void);
 /* For tests: answer v (0 or 1) from now on, so that a CPU of the other
