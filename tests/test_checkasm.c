@@ -377,6 +377,7 @@ int main(int argc, char **argv)
         T(xs_argmax_blocks),
         T(xs_argmax_snaps_f64),
         T(f64_fill_exact),
+        T(f32_bcast_exact),
         T(half_rows_exact),
         T(half_arange),
 

@@ -102,6 +102,7 @@ void test_xs_reduce_special(void **state);
 void test_xs_argmax_blocks(void **state);
 void test_xs_argmax_snaps_f64(void **state);
 void test_f64_fill_exact(void **state);
+void test_f32_bcast_exact(void **state);
 void test_xs_reduce_special_f64(void **state);
 void test_bw_act_sweep(void **state);
 void test_bw_pool_special(void **state);

@@ -1230,6 +1230,96 @@ void test_f64_fill_exact(void **state)
     }
 }
 
+/* sum_backward and mean_backward f32 (bwd_simd_impl.h's bw_bcast32) at
+ * every isa value against g[o, i] * scale in float computed here (1, or
+ * (float)(1 / len): the portable row's values), bit for bit; lanes of 1
+ * to 33 and 63 to 66, 130 (the 4-vector steps, single vectors, the
+ * masked tail), inner lanes narrower and wider than a vector, no axis. */
+static void bcast32_case(void *ctx, const char *lv, tb_op_id id,
+                         const tb_shape *gs, const tb_shape *xs, int axis)
+{
+    const tb_op *op = tb_op_get(id);
+    const char *impl = NULL;
+    tb_kernel_fn fn = B->kernel(ctx, op, TB_F32, NULL, &impl).fn;
+    assert_non_null(fn);
+    tb_params p = {0};
+    char err[256];
+    if (axis >= 0)
+        assert_int_equal(tb_params_set(op, &p, "axis", axis, err,
+                                       sizeof err), 0);
+    tb_params_defaults(op, &p);
+    tb_tensor in[2], out;
+    assert_int_equal(tb_tensor_create(&out, TB_F32, xs), 0);
+    assert_int_equal(tb_tensor_create(&in[0], TB_F32, gs), 0);
+    assert_int_equal(tb_tensor_create(&in[1], TB_F32, xs), 0);
+    const int64_t n = tb_tensor_numel(&out);
+    float *want = malloc((size_t)n * sizeof *want);
+    assert_non_null(want);
+    float *g = in[0].data;
+    const int64_t ng = tb_tensor_numel(&in[0]);
+    for (int64_t k = 0; k < ng; k++) {
+        const float v[6] = {-0.0f, INFINITY, NAN, 0x1p-140f, -3.0f,
+                            (float)rng_uniform(-5, 5)};
+        g[k] = v[k % 6 == 5 || (rng_next() & 3) ? 5 : k % 6];
+    }
+    for (int64_t k = 0; k < n; k++)
+        ((float *)in[1].data)[k] = 1.0f;
+    int64_t outer = 1, len = n, inner = 1;
+    if (axis >= 0) {
+        len = xs->dim[axis];
+        for (int d = 0; d < axis; d++)
+            outer *= xs->dim[d];
+        inner = n / (outer * len);
+    }
+    const float sc = id == TB_OP_mean_backward ? (float)(1.0 / (double)len)
+                                                : 1.0f;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t k = 0; k < len; k++)
+            for (int64_t i = 0; i < inner; i++)
+                want[(o * len + k) * inner + i] = g[o * inner + i] * sc;
+    memset(out.data, 0x5a, (size_t)n * sizeof *want);
+    assert_int_equal(fn(ctx, in, &out, &p), 0);
+    if (memcmp(out.data, want, (size_t)n * sizeof *want) != 0)
+        print_error("%s f32 (%s at %s) numel %lld axis %d: not the portable "
+                    "row's bits\n", op->name, impl, lv, (long long)n, axis);
+    assert_memory_equal(out.data, want, (size_t)n * sizeof *want);
+    free(want);
+    tb_tensor_destroy(&out);
+    tb_tensor_destroy(&in[0]);
+    tb_tensor_destroy(&in[1]);
+}
+
+void test_f32_bcast_exact(void **state)
+{
+    (void)state;
+    tb_axis ax[TB_MAX_AXES];
+    assert_int_equal(B->axes(B, ax, TB_MAX_AXES), 2);
+    rng_seed(4343);
+    static const int lens[] = {1,  2,  3,  5,  8,  15, 16, 17, 31, 32,
+                               33, 63, 64, 65, 66, 130};
+    for (int iv = 0; iv < ax[0].n_values; iv++) {
+        const char *vals[2] = {ax[0].values[iv], ax[1].values[0]};
+        void *ctx = NULL;
+        char err[256];
+        assert_int_equal(B->create(B, vals, &ctx, err, sizeof err), 0);
+        for (int b = 0; b < 2; b++) {
+            const tb_op_id id = b ? TB_OP_mean_backward : TB_OP_sum_backward;
+            for (size_t t = 0; t < sizeof lens / sizeof *lens; t++) {
+                const int len = lens[t];
+                tb_shape g = S(1, 5), x = S(2, 5, len);
+                bcast32_case(ctx, vals[0], id, &g, &x, 1);
+                tb_shape g0 = S(1, len), x0 = S(2, 3, len);
+                bcast32_case(ctx, vals[0], id, &g0, &x0, 0);
+            }
+            tb_shape g = S(2, 4, 3), x = S(3, 4, 17, 3);
+            bcast32_case(ctx, vals[0], id, &g, &x, 1);
+            tb_shape g1 = S(1, 1), x1 = S(2, 7, 9);
+            bcast32_case(ctx, vals[0], id, &g1, &x1, -1);
+        }
+        B->destroy(ctx);
+    }
+}
+
 /* ---- add/sub/mul/div_backward's SIMD rows (bwd_bin_simd.h) ---- */
 
 /* The rows of add, sub, mul and div _backward f32 and f64 at every SIMD

@@ -14,6 +14,7 @@ typedef struct bw_lsm_job {
     tb_cpu_bw_lsm_fn fn;     /* f32, or NULL */
     tb_cpu_bw_lsm64_fn fn64; /* f64, or NULL */
     tb_cpu_bw_bcast64_fn fnb; /* the broadcast, or NULL */
+    tb_cpu_bw_bcast32_fn fnb32; /* the same in f32, or NULL */
     const void *g, *y;
     void *dx;
     int64_t outer, len, inner;
@@ -27,6 +28,8 @@ static void bw_lsm_task(void *argp, int part, int nparts)
     tb_cpu_span(j->outer, 1, part, nparts, &b, &e);
     if (j->fnb) /* no y; an empty span does nothing */
         j->fnb(j->g, j->dx, b, e, j->len, j->inner, j->scale);
+    else if (j->fnb32)
+        j->fnb32(j->g, j->dx, b, e, j->len, j->inner, (float)j->scale);
     else if (e > b && j->fn)
         j->fn(j->g, j->y, j->dx, b, e, j->len, j->inner);
     else if (e > b)
@@ -72,17 +75,19 @@ int tb_cpu_bw_lsm64(void *ctx, int lv, const tb_tensor *in, tb_tensor *out,
     return bw_lsm_run(ctx, lv, in, out, p, NULL, fn);
 }
 
-int tb_cpu_bw_bcast64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
-                      tb_tensor *out, const tb_params *p,
-                      tb_cpu_bw_bcast64_fn fn)
+/* tb_cpu_bw_bcast64's and tb_cpu_bw_bcast32's body: one of fnb, fnb32 */
+static int bw_bcast_run(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
+                        tb_tensor *out, const tb_params *p,
+                        tb_cpu_bw_bcast64_fn fn, tb_cpu_bw_bcast32_fn fn32)
 {
     if (ctx && tb_cpu_isa(ctx) < lv)
         return TB_EUNSUPPORTED;
-    int rc = tb_cpu_begin_op(ctx, id, TB_F64, in, out, p);
+    int rc = tb_cpu_begin_op(ctx, id, fn32 ? TB_F32 : TB_F64, in, out, p);
     if (rc)
         return rc;
     const tb_tensor *x = &in[1];
-    bw_lsm_job j = {.fnb = fn, .g = in[0].data, .dx = out->data, .outer = 1,
+    bw_lsm_job j = {.fnb = fn, .fnb32 = fn32, .g = in[0].data,
+                    .dx = out->data, .outer = 1,
                     .len = tb_tensor_numel(x), .inner = 1};
     if (p && tb_params_has(p, 0)) {
         int ax = 0;
@@ -93,11 +98,28 @@ int tb_cpu_bw_bcast64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
         for (int d = ax + 1; d < x->ndim; d++)
             j.inner *= x->shape[d];
     }
-    j.scale = id == TB_OP_mean_backward ? 1.0 / (double)j.len : 1.0;
+    /* f32: mean's scale is the float of 1 / len (exact in the double) */
+    j.scale = id != TB_OP_mean_backward ? 1.0
+              : fn32                    ? (double)(float)(1.0 / (double)j.len)
+                                        : 1.0 / (double)j.len;
     if (j.outer > 0 && j.len > 0 && j.inner > 0)
         tb_cpu_parallel(ctx, j.outer * j.len * j.inner, j.outer, bw_lsm_task,
                         &j);
     return 0;
+}
+
+int tb_cpu_bw_bcast64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
+                      tb_tensor *out, const tb_params *p,
+                      tb_cpu_bw_bcast64_fn fn)
+{
+    return bw_bcast_run(ctx, lv, id, in, out, p, fn, NULL);
+}
+
+int tb_cpu_bw_bcast32(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
+                      tb_tensor *out, const tb_params *p,
+                      tb_cpu_bw_bcast32_fn fn)
+{
+    return bw_bcast_run(ctx, lv, id, in, out, p, NULL, fn);
 }
 
 typedef struct bw_mp_job {

@@ -46,6 +46,16 @@ int tb_cpu_bw_bcast64(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
                       tb_tensor *out, const tb_params *p,
                       tb_cpu_bw_bcast64_fn fn);
 
+/* The same in f32 (bwd_simd_impl.h's rows): scale 1, or mean's
+ * (float)(1 / len), g's lane times it in float, backward.c's portable
+ * row's values. */
+typedef void (*tb_cpu_bw_bcast32_fn)(const float *g, float *dx, int64_t o0,
+                                     int64_t o1, int64_t len, int64_t inner,
+                                     float scale);
+int tb_cpu_bw_bcast32(void *ctx, int lv, tb_op_id id, const tb_tensor *in,
+                      tb_tensor *out, const tb_params *p,
+                      tb_cpu_bw_bcast32_fn fn);
+
 /* max_pool2d_backward's 2x2 windows (kernel 2, stride 2, padding 0) of
  * `planes` planes: g [planes, OH, OW], x and dx [planes, H, W] (H >=
  * 2 OH, W >= 2 OW).  Each window's first maximum in the order x0[2i],

@@ -592,12 +592,65 @@ BW_2X2_PLANES(bw_ap2_planes64, double, bw_ap2_row64, BW_NO_SHORT)
         return tb_cpu_bw_avg_pool64(ctx, LV, in, out, p, bw_ap2_planes64);   \
     }
 
+/* ---- sum_backward, mean_backward f32 (bwd_simd.h's broadcast) -------
+ * backward.c's portable row fills each lane's run by wmemset, 16-byte
+ * stores in this baseline build (sum_backward axis 1 1024x1024, 4 MiB:
+ * 188 us); whole vectors here, 4 a step, the tail by a masked-length
+ * store (v_store_n).  Values: g times the scale in float, the portable
+ * row's. */
+static void bw_bcast32(const float *g, float *dx, int64_t o0, int64_t o1,
+                       int64_t len, int64_t inner, float scale)
+{
+    const vf sc = v_set1(scale);
+    for (int64_t o = o0; o < o1; o++) {
+        float *d = dx + o * len * inner;
+        const float *go = g + o * inner;
+        if (inner == 1) {
+            const vf v = v_mul(v_set1(go[0]), sc);
+            int64_t i = 0;
+            for (; i + 4 * VS_LANES <= len; i += 4 * VS_LANES) {
+                v_store(d + i, v);
+                v_store(d + i + VS_LANES, v);
+                v_store(d + i + 2 * VS_LANES, v);
+                v_store(d + i + 3 * VS_LANES, v);
+            }
+            for (; i + VS_LANES <= len; i += VS_LANES)
+                v_store(d + i, v);
+            if (i < len)
+                v_store_n(d + i, v, len - i);
+            continue;
+        }
+        for (int64_t k = 0; k < len; k++, d += inner) {
+            int64_t i = 0;
+            for (; i + VS_LANES <= inner; i += VS_LANES)
+                v_store(d + i, v_mul(v_load(go + i), sc));
+            for (; i < inner; i++)
+                d[i] = go[i] * scale;
+        }
+    }
+}
+
+#define BW_BCAST_ENTRY(SFX, LV)                                           \
+    int TB_CPU_KFN(sum_backward, f32, SFX)(                               \
+        void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
+    {                                                                     \
+        return tb_cpu_bw_bcast32(ctx, LV, TB_OP_sum_backward, in, out, p, \
+                                 bw_bcast32);                             \
+    }                                                                     \
+    int TB_CPU_KFN(mean_backward, f32, SFX)(                              \
+        void *ctx, const tb_tensor *in, tb_tensor *out, const tb_params *p) \
+    {                                                                     \
+        return tb_cpu_bw_bcast32(ctx, LV, TB_OP_mean_backward, in, out,   \
+                                 p, bw_bcast32);                          \
+    }
+
 #define BW_ENTRIES(SFX, LV)                                               \
     BW_ENTRY(relu, SFX, LV)                                               \
     BW_ENTRY(sigmoid, SFX, LV)                                            \
     BW_ENTRY(tanh, SFX, LV)                                               \
     BW_ENTRY(gelu, SFX, LV)                                               \
     BW_LSM_ENTRY(SFX, LV)                                                 \
-    BW_MP_ENTRY(SFX, LV)
+    BW_MP_ENTRY(SFX, LV)                                                  \
+    BW_BCAST_ENTRY(SFX, LV)
 
 #endif /* TB_BACKENDS_CPU_BWD_SIMD_IMPL_H */

@@ -317,7 +317,8 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
 /* Backward ops (backward.c; the SIMD rows of the element-wise ones,
  * log_softmax_backward and max/avg_pool2d_backward: bwd_simd_impl.h in f32,
  * f64_simd_impl.h for the element-wise ones and log_softmax_backward in
- * f64; sum_backward and mean_backward f64: fill_f64_simd.h; add, sub,
+ * f64; sum_backward and mean_backward f64: fill_f64_simd.h, f32:
+ * bwd_simd_impl.h; add, sub,
  * mul and div_backward: bwd_bin_simd.h; linear_backward's narrow layers:
  * linbwd_avx512.c; conv2d_backward's avx512 rows: backward.c on
  * conv_direct.h's loops; nll_loss and nll_loss_backward: nll_avx512.h in
@@ -328,7 +329,7 @@ const tb_cpu_krow *tb_cpu_krow_c(tb_op_id op, tb_dtype dt);
     TB_CPU_LADDER2(X, tanh_backward, c)                                   \
     TB_CPU_LADDER2(X, gelu_backward, c)                                   \
     TB_CPU_LADDER2(X, log_softmax_backward, c)                            \
-    TB_CPU_C64(X, sum_backward) TB_CPU_C64(X, mean_backward)              \
+    TB_CPU_LADDER2(X, sum_backward, c) TB_CPU_LADDER2(X, mean_backward, c) \
     TB_CPU_LADDER2(X, add_backward, c) TB_CPU_LADDER2(X, sub_backward, c) \
     TB_CPU_LADDER2(X, mul_backward, c) TB_CPU_LADDER2(X, div_backward, c) \
     TB_CPU_C2(X, matmul_backward)                                         \
