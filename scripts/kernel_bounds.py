@@ -352,7 +352,12 @@ def derive_one(build, mcpu, tool, ver, tmp, source, dtype, level, src,
     cc, flags = level_flags(build, src)
     name = os.path.basename(source)
     out = os.path.join(tmp, f"{name}_{level}.s")
-    cmd = [cc, *flags, "-w", "-S", "-o", out, source]
+    # warnings ignored (not shown), but a call to an undeclared function
+    # (a shipped inline renamed under the loop) is an error: compiled as
+    # an external call, its region would price the call, not the row's
+    # step (-w would silence that error too)
+    cmd = [cc, *flags, "-Werror=implicit-function-declaration", "-S",
+           "-o", out, source]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         die(f"compiling {source} for {level} failed: "

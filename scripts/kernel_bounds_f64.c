@@ -9,7 +9,8 @@
  *
  * Each loop calls the same inline functions the shipped rows call
  * (f64_simd_impl.h, rand_simd_impl.h), with the rows' own step: one
- * vector for exp and log, DX_SV (4 at AVX-512, 2 at AVX2) for sigmoid,
+ * vector for exp (dx_exp1_n; the AVX-512 row on Intel runs two such
+ * independent chains a step, dx_exp2_n: the same work an element) and log, DX_SV (4 at AVX-512, 2 at AVX2) for sigmoid,
  * tanh, silu, gelu_tanh (DX_NLOOP's rows) and
  * softplus's loop (at beta 1, the default: no division by beta), DX_IL for the
  * dx_blocks rows (gelu, gelu_backward, pow), RS_IL pairs of vectors for rand_normal,
@@ -55,7 +56,7 @@
             KB_END(ROW);                                                  \
         }                                                                 \
     }
-KB_NUNARY(exp_f64, dx_exp_n, 1)
+KB_NUNARY(exp_f64, dx_exp1_n, 1)
 KB_NUNARY(log_f64, dx_log_n, 1)
 KB_NUNARY(sigmoid_f64, dx_sigmoid_n, DX_SV)
 KB_NUNARY(tanh_f64, dx_tanh_n, DX_SV)

@@ -350,6 +350,7 @@ int main(int argc, char **argv)
         VMT(TB_VM_SILU, "silu"),
         T(vmath_special),
         T(vmath_paths),
+        T(vmath_log_lanes),
         T(vmath_edges),
         T(xs_special),
         T(xs_softplus_ulp),

@@ -92,6 +92,7 @@ int checkasm_op_tests(struct CMUnitTest *t, int max);
 void test_vmath_ulp(void **state);
 void test_vmath_special(void **state);
 void test_vmath_paths(void **state);
+void test_vmath_log_lanes(void **state);
 void test_vmath_edges(void **state);
 /* simd_rows.c */
 void test_xs_special(void **state);

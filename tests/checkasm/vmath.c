@@ -297,6 +297,59 @@ void test_vmath_paths(void **state)
     }
 }
 
+/*
+ * log's AVX-512 fast path (vmath_simd.h: a vector whose lanes are all
+ * positive and finite skips the special-value blends): one special lane
+ * (0, -0, a negative, +-inf, NaN) or an edge of the range (the smallest
+ * subnormal, FLT_MAX) in every other 16-lane group of positive values,
+ * at each lane position: that lane gets its special value (or meets the
+ * bound), every other lane keeps the bits it has without it.
+ */
+void test_vmath_log_lanes(void **state)
+{
+    (void)state;
+    enum { N = 256 };
+    const float inf = INFINITY, nan = NAN;
+    const struct {
+        float x, want; /* want NaN: any NaN; 1: within the bound */
+    } sp[] = {{0.0f, -inf}, {-0.0f, -inf}, {-1.0f, nan}, {-FLT_MIN, nan},
+              {inf, inf},   {-inf, nan},   {nan, nan},   {0x1p-149f, 1},
+              {FLT_MAX, 1}, {FLT_MIN, 1}};
+    const int nl = n_levels();
+    for (int l = 0; l < nl; l++) {
+        tb_vmath vm;
+        tb_vmath_fill(&vm, l);
+        static float x[N], y[N], x2[N], y2[N];
+        rng_seed(7100);
+        for (int i = 0; i < N; i++)
+            x[i] = (float)rng_uniform(0.01, 100);
+        vm.fn[TB_VM_LOG](x, y, N);
+        for (size_t c = 0; c < sizeof sp / sizeof sp[0]; c++)
+            for (int at = 0; at < 16; at++) {
+                memcpy(x2, x, sizeof x);
+                for (int i = at; i < N; i += 32)
+                    x2[i] = sp[c].x;
+                vm.fn[TB_VM_LOG](x2, y2, N);
+                for (int i = 0; i < N; i++) {
+                    bool ok;
+                    if (x2[i] == x[i])
+                        ok = memcmp(&y2[i], &y[i], sizeof(float)) == 0;
+                    else if (sp[c].want == 1)
+                        ok = ulp_error(y2[i], vm_ref(TB_VM_LOG, x2[i])) <=
+                             tb_vmath_ulp_bound(TB_VM_LOG, l);
+                    else
+                        ok = same(y2[i], sp[c].want);
+                    if (!ok)
+                        print_error("%s log: x=%a gives %a (lane %d, "
+                                    "special %a at %d)\n",
+                                    tb_cpu_isa_name(l), (double)x2[i],
+                                    (double)y2[i], i, (double)sp[c].x, at);
+                    assert_true(ok);
+                }
+            }
+    }
+}
+
 /* Every length 0..70 and a few more, misaligned, canaries, in place. */
 void test_vmath_edges(void **state)
 {
