@@ -538,6 +538,21 @@ CONVD_DEFS(f64, double, __m512d, 8, __mmask8, _mm512_set1_pd,
            _mm512_mask_storeu_pd, _mm512_reduce_add_pd, _mm512_storeu_pd,
            _mm512_add_pd, _mm512_reduce_add_pd, _mm512_mask_loadu_pd)
 
+/* the f32 loops' 1-, 2- and 3-row tiles storing 16-bit values by STO */
+#define CONVD_OTILES16(NAME, STO)                                         \
+    CONVD_OTILE(NAME, float, __m512, 16, __mmask16, 1, _mm512_set1_ps,    \
+                _mm512_setzero_ps, _mm512_fmadd_ps,                       \
+                _mm512_maskz_loadu_ps, _mm512_mask_loadu_ps, uint16_t,    \
+                STO)                                                      \
+    CONVD_OTILE(NAME, float, __m512, 16, __mmask16, 2, _mm512_set1_ps,    \
+                _mm512_setzero_ps, _mm512_fmadd_ps,                       \
+                _mm512_maskz_loadu_ps, _mm512_mask_loadu_ps, uint16_t,    \
+                STO)                                                      \
+    CONVD_OTILE(NAME, float, __m512, 16, __mmask16, 3, _mm512_set1_ps,    \
+                _mm512_setzero_ps, _mm512_fmadd_ps,                       \
+                _mm512_maskz_loadu_ps, _mm512_mask_loadu_ps, uint16_t,    \
+                STO)
+
 /* f16 outputs of the f32 loops: each f32 vector rounded once to f16
  * (vcvtps2ph, to nearest even: half_simd.h's h_f16_narrow1, the f16
  * rows' narrowing) */
@@ -547,15 +562,7 @@ static inline void convd_sto_h(uint16_t *p, __m512 v)
                         _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT |
                                                _MM_FROUND_NO_EXC));
 }
-CONVD_OTILE(f32h, float, __m512, 16, __mmask16, 1, _mm512_set1_ps,
-            _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
-            _mm512_mask_loadu_ps, uint16_t, convd_sto_h)
-CONVD_OTILE(f32h, float, __m512, 16, __mmask16, 2, _mm512_set1_ps,
-            _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
-            _mm512_mask_loadu_ps, uint16_t, convd_sto_h)
-CONVD_OTILE(f32h, float, __m512, 16, __mmask16, 3, _mm512_set1_ps,
-            _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
-            _mm512_mask_loadu_ps, uint16_t, convd_sto_h)
+CONVD_OTILES16(f32h, convd_sto_h)
 /* bf16 outputs of the f32 loops (the bf16 rows at the avx512 level,
  * no vcvtneps2bf16): each f32 lane rounded once to nearest even on its
  * lower 16 bits, a NaN kept with its quiet bit set (ops/half.h's
@@ -579,15 +586,7 @@ static inline void convd_sto_b(uint16_t *p, __m512 v)
         (__m256i *)p,
         _mm512_castsi512_si256(_mm512_permutexvar_epi16(up, q)));
 }
-CONVD_OTILE(f32b, float, __m512, 16, __mmask16, 1, _mm512_set1_ps,
-            _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
-            _mm512_mask_loadu_ps, uint16_t, convd_sto_b)
-CONVD_OTILE(f32b, float, __m512, 16, __mmask16, 2, _mm512_set1_ps,
-            _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
-            _mm512_mask_loadu_ps, uint16_t, convd_sto_b)
-CONVD_OTILE(f32b, float, __m512, 16, __mmask16, 3, _mm512_set1_ps,
-            _mm512_setzero_ps, _mm512_fmadd_ps, _mm512_maskz_loadu_ps,
-            _mm512_mask_loadu_ps, uint16_t, convd_sto_b)
+CONVD_OTILES16(f32b, convd_sto_b)
 
 bool tb_cpu_convd_fwd_f32h_avx512(const float *xp, const float *wp,
                                   const float *bias, uint16_t *out,
