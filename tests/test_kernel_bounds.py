@@ -15,7 +15,8 @@ bound, and the committed docs/perf-data/compute-bounds.json states every
 one of those rows with a figure within 15% of this build's (the release
 build the file comes from compiles at -O3, this one may not: the
 figures agreed within 11% when this was written; an unoptimized or
-sanitized build skips that comparison).  A kernel changed
+sanitized build skips that comparison, and one below -O3 skips it for
+the rows of several passes, whose inner loops only -O3 unrolls).  A kernel changed
 without `scripts/kernel_bounds.py` run again fails the last check once
 its step changes by more than that.
 """
@@ -299,6 +300,13 @@ def _derive():
     _, flags = kb.level_flags(BUILD, "vmath_avx512.c")
     optimized = any(f in ("-O2", "-O3") for f in flags) and \
         not any(f.startswith("-fsanitize") for f in flags)
+    # the normalization gradients' passes (a region per pass, one entry
+    # the sum) loop over a quad's rows inside the step, unrolled at -O3
+    # only: at -O2 the shortest mark-to-mark path takes one row
+    # (layer_norm_backward bf16 at avx512: 37 instructions in pass 1
+    # against the release build's 67, 0.4 cycles/elem against 0.5734,
+    # 2026-12-01), so they are compared on a release (-O3) build only
+    release = optimized and "-O3" in flags
     skipped = []
     for model in ("icelake-server", "znver4"):
         if kb.find_tool(model) is None:
@@ -318,7 +326,8 @@ def _derive():
             expect(c > 0 and "llvm-mca" in e["derivation"] and
                    e["mcpu"] == model and f"-mcpu={model}" in
                    e["derivation"], f"{impl}: {e}")
-            if not optimized:
+            if not optimized or ("passes" in e["derivation"] and
+                                 not release):
                 continue
             expect((impl, model) in stated, f"{impl} ({model}): not in "
                    f"{BOUNDS} (run scripts/kernel_bounds.py --mcpu {model} "
