@@ -258,16 +258,7 @@ def _():
                f"{op}: {calls} calls, {t['state_restores']} restores")
     expect(by["add"]["timing"]["state_restores"] == 0, "add restored")
     # a window of 4 steps: set back whatever the build's speed
-    cfg = os.path.join(TMP, "small.json")
-    with open(cfg, "w") as f:
-        f.write('{"name": "small", "warmup": {"min_time_ms": 1}, '
-                '"measure": {"max_time_s": 0.05, "min_samples": 5}, '
-                '"ops": [{"op": "mlp_train_step", "shapes": [[4, 32]], '
-                '"params": {"state_window": 4}}]}')
-    small = os.path.join(TMP, "small")
-    tbench("run", cfg, "-q", "-o", small)
-    doc = json.load(open(os.path.join(small, "results.json")))
-    for c in doc["cases"]:
+    for c in mlp_cases("small", {"state_window": 4}):
         t = c["timing"]
         calls = t["warmup_iters"] + c["stats"]["n"] * \
             c["stats"]["iters_per_sample"]
@@ -275,19 +266,24 @@ def _():
                t["state_restores"] >= 1,
                f"{c['id']}: {c['status']}, {calls} calls, "
                f"{t['state_restores']} restores")
-    cfg = os.path.join(TMP, "never.json")
-    with open(cfg, "w") as f:
-        f.write('{"name": "never", "warmup": {"min_time_ms": 1}, '
-                '"measure": {"max_time_s": 0.05, "min_samples": 5}, '
-                '"ops": [{"op": "mlp_train_step", "shapes": [[4, 32]], '
-                '"params": [{"state_window": 0}, {"phase": 1}]}]}')
-    never = os.path.join(TMP, "never")
-    tbench("run", cfg, "-q", "-o", never)
-    doc = json.load(open(os.path.join(never, "results.json")))
-    for c in doc["cases"]:
+    for c in mlp_cases("never", [{"state_window": 0}, {"phase": 1}]):
         expect(c["status"] == "ok" and c["timing"]["state_restores"] == 0,
                f"{c['id']}: {c['status']} {c['timing']}")
 
+
+def mlp_cases(name, params):
+    """The cases of a short run of mlp_train_step 4x32 with params (an
+    object, or a list of them), from TMP/name's results.json."""
+    cfg = os.path.join(TMP, name + ".json")
+    with open(cfg, "w") as f:
+        json.dump({"name": name, "warmup": {"min_time_ms": 1},
+                   "measure": {"max_time_s": 0.05, "min_samples": 5},
+                   "ops": [{"op": "mlp_train_step", "shapes": [[4, 32]],
+                            "params": params}]}, f)
+    out = os.path.join(TMP, name)
+    tbench("run", cfg, "-q", "-o", out)
+    with open(os.path.join(out, "results.json"), encoding="utf-8") as f:
+        return json.load(f)["cases"]
 
 def cleanup(failed):
     if not failed:
